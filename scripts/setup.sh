@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Set up the development environment in .venv (idempotent; run from the repo root).
+#   apt packages -> .venv with the ROS 2 Kilted wheels and Python deps -> cyclonedds 0.10.2 built
+#   against Debian's cyclonedds-dev -> hash-pinned asset wheels -> editable src/ packages -> policy bundle.
+set -euo pipefail
+
+start=$(date +%s)
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+[[ -f colcon.meta && -d src ]] || { echo "setup.sh: run from the repository root" >&2; exit 1; }
+
+log() { printf '\n== %s\n' "$*"; }
+
+# ---------------------------------------------------------------- apt packages
+# cyclonedds-dev: C library the cyclonedds Python package is built against (0.10.2 on Debian 12, as on the robots).
+# libusb-1.0-0: unitree_sdk2py. libosmesa6: MuJoCo software rendering. The rest builds the venv and cyclonedds.
+APT_PACKAGES=(cyclonedds-dev libusb-1.0-0 libosmesa6 python3-venv python3-dev build-essential dpkg-dev)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    log "apt: installing ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+else
+    log "apt: all packages present"
+fi
+
+# ---------------------------------------------------------------- venv
+PY=.venv/bin/python
+PIP=(.venv/bin/python -m pip --disable-pip-version-check)
+if [[ ! -x $PY ]]; then
+    base=$(command -v python3.11 || command -v python3)
+    log "venv: creating .venv with $base ($("$base" --version))"
+    "$base" -m venv .venv
+    "${PIP[@]}" install --upgrade pip
+fi
+$PY -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+    || { echo "setup.sh: .venv must be Python 3.11 (remove .venv and retry)" >&2; exit 1; }
+
+log "pip: runtime dependencies"
+"${PIP[@]}" install -q -r requirements/runtime.txt -c requirements/constraints.txt
+
+# ---------------------------------------------------------------- cyclonedds 0.10.2
+if $PY -c 'import cyclonedds' 2>/dev/null; then
+    log "cyclonedds: already installed"
+else
+    multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+    libdir=/usr/lib/$multiarch
+    prefix=$PWD/.venv/cyclonedds-prefix
+    log "cyclonedds: building against Debian's cyclonedds-dev ($libdir), prefix $prefix"
+    rm -rf "$prefix"
+    mkdir -p "$prefix/lib" "$prefix/bin"   # the Python build's search requires a bin/ folder
+    ln -s /usr/include "$prefix/include"
+    ln -s "$libdir/cmake" "$prefix/lib/cmake"
+    ln -s /usr/bin/idlc "$prefix/bin/idlc"
+    for f in "$libdir"/libddsc.so* "$libdir"/libcycloneddsidl.so*; do
+        [[ -f $f ]] && ln -s "$f" "$prefix/lib/$(basename "$f")"
+    done
+    CYCLONEDDS_HOME=$prefix "${PIP[@]}" install -q -r requirements/dds.txt
+    $PY -c 'import cyclonedds.domain'
+fi
+
+# ---------------------------------------------------------------- asset wheels (hash-pinned, no deps)
+log "pip: asset packages (--require-hashes)"
+"${PIP[@]}" install -q --no-deps --require-hashes -r requirements/assets.txt
+
+# ---------------------------------------------------------------- our packages (editable)
+log "pip: editable src/ packages"
+PACKAGES=(parkour_core parkour_sim parkour_safety parkour_control parkour_teleop parkour_bringup)
+editable=()
+for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
+"${PIP[@]}" install -q --no-deps "${editable[@]}"
+
+# ---------------------------------------------------------------- walking-policy bundle
+if [[ -f models/g1_walk/manifest.json ]] \
+    && $PY -c "from parkour_core.bundle import load_bundle; load_bundle('models/g1_walk')" 2>/dev/null; then
+    log "bundle: models/g1_walk is up to date"
+else
+    log "bundle: building models/g1_walk"
+    $PY -m parkour_core.bundles.holosoma_walk --out models/g1_walk
+fi
+
+log "done in $(($(date +%s) - start)) s; $(du -sh .venv | cut -f1) in .venv"

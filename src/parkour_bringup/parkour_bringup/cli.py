@@ -1,0 +1,38 @@
+"""The ``parkour`` command line: one subcommand per job, one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from parkour_bringup.commands import config_cmd, model_cmd, robot_cmd, sim_cmd
+
+COMMANDS = {
+    "sim": sim_cmd,
+    "robot": robot_cmd,
+    "model": model_cmd,
+    "config": config_cmd,
+}
+
+
+class CommandError(Exception):
+    """A failure to report as one line and a non-zero exit."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="parkour", description="Perceptive humanoid parkour stack")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, module in COMMANDS.items():
+        module.add_parser(sub.add_parser(name, help=module.HELP, description=module.__doc__))
+    args = parser.parse_args(argv)
+    try:
+        return int(COMMANDS[args.command].run(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # one line, not a traceback, for every expected failure
+        print(f"parkour {args.command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

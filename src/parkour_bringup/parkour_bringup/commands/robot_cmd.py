@@ -1,0 +1,45 @@
+"""Run the graph on a real robot (supervisor + policy). Dry run unless --live.
+
+In a dry run the supervisor publishes what it would send on /supervisor/lowcmd_dry_run and
+nothing reaches rt/lowcmd. Before --live on a G1, release the robot's built-in locomotion
+service (MotionSwitcher) and hang the robot on its gantry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from pathlib import Path
+
+import yaml
+
+from parkour_bringup.graph import run_robot_graph
+from parkour_core.config import load_config
+from parkour_core.paths import config_dir, repo_root
+
+HELP = "run supervisor + policy against a real robot (dry run unless --live)"
+
+
+def add_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--robot", default="g1", choices=("g1",))
+    p.add_argument("--iface", required=True, help="network interface on the robot's network, e.g. eth0")
+    p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_robot.yaml)")
+    p.add_argument("--live", action="store_true", help="write rt/lowcmd (default: dry run)")
+    p.add_argument("--out", type=Path, default=None, help="run folder (default runs/robot-<timestamp>)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config_path = args.config or config_dir() / f"{args.robot}_robot.yaml"
+    cfg = load_config(config_path, {"dds.interface": args.iface, "robot": args.robot})
+    if cfg.mode != "robot":
+        raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour robot` needs a robot config")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = (args.out or repo_root() / "runs" / f"robot-{stamp}").resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    merged = yaml.safe_load(Path(config_path).read_text()) or {}
+    merged.setdefault("dds", {})["interface"] = args.iface
+    run_config = run_dir / "config.yaml"
+    run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
+    print(f"parkour robot: {args.robot} on {args.iface}, {'LIVE: writing rt/lowcmd' if args.live else 'dry run'}")
+    run_robot_graph(run_config, run_dir, args.live)
+    return 0

@@ -1,0 +1,128 @@
+"""Bring the node graph up as one process per node (two cores: the GIL would serialise threads).
+
+The same executables `ros2 launch` starts on a ROS install; this is the path for machines with
+ROS 2 from PyPI, where launch_ros does not exist.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SIM_NODES = ("supervisor", "policy", "script")
+ROBOT_NODES = ("supervisor", "policy")
+MODULES = {
+    "bridge": "parkour_sim.bridge_node",
+    "supervisor": "parkour_safety.supervisor_node",
+    "policy": "parkour_control.policy_node",
+    "script": "parkour_teleop.script_node",
+}
+
+
+class GraphError(RuntimeError):
+    pass
+
+
+def ros_env(ros_domain_id: int | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # Kilted ignores ROS_LOCALHOST_ONLY
+    env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if ros_domain_id is not None:
+        env["ROS_DOMAIN_ID"] = str(ros_domain_id)
+    return env
+
+
+@dataclass
+class NodeProcess:
+    name: str
+    proc: subprocess.Popen
+    log_path: Path
+
+    def tail(self, lines: int = 15) -> str:
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+
+def start_node(name: str, config: Path, run_dir: Path, env: dict[str, str], extra: list[str]) -> NodeProcess:
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{name}.log"
+    cmd = [sys.executable, "-m", MODULES[name], "--config", str(config), "--run-dir", str(run_dir), *extra]
+    log = open(log_path, "w")  # noqa: SIM115 - the child owns it for its lifetime
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    return NodeProcess(name, proc, log_path)
+
+
+def wait_ready(nodes: list[NodeProcess], run_dir: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    pending = {n.name for n in nodes}
+    while pending:
+        for n in nodes:
+            if n.name in pending and (run_dir / "ready" / n.name).exists():
+                pending.discard(n.name)
+            elif n.proc.poll() is not None:
+                raise GraphError(f"node {n.name} exited with code {n.proc.returncode} during startup:\n{n.tail()}")
+        if time.monotonic() > deadline:
+            raise GraphError(f"nodes {sorted(pending)} not ready after {timeout_s:.0f} s; see {run_dir / 'logs'}")
+        time.sleep(0.05)
+
+
+def stop_nodes(nodes: list[NodeProcess], timeout_s: float = 10.0) -> None:
+    """SIGINT (nodes write their metrics on the way out), then SIGKILL what is left."""
+    for n in nodes:
+        if n.proc.poll() is None:
+            n.proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + timeout_s
+    for n in nodes:
+        try:
+            n.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            n.proc.kill()
+            n.proc.wait()
+
+
+def run_sim_graph(
+    config: Path, run_dir: Path, duration_s: float, ros_domain_id: int | None = None, viewer: bool = False
+) -> dict[str, int]:
+    """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``."""
+    env = ros_env(ros_domain_id)
+    sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
+    nodes = [start_node(name, config, run_dir, env, sim_time) for name in SIM_NODES]
+    try:
+        wait_ready(nodes, run_dir, timeout_s=60.0)
+        bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]
+        bridge = start_node("bridge", config, run_dir, env, bridge_args)
+        nodes.append(bridge)
+        while bridge.proc.poll() is None:
+            for n in nodes[:-1]:
+                if n.proc.poll() is not None:
+                    raise GraphError(f"node {n.name} died with code {n.proc.returncode}:\n{n.tail()}")
+            time.sleep(0.1)
+        if bridge.proc.returncode != 0:
+            raise GraphError(f"the bridge exited with code {bridge.proc.returncode}:\n{bridge.tail()}")
+    finally:
+        stop_nodes(nodes)
+    return {n.name: n.proc.returncode for n in nodes}
+
+
+def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None) -> dict[str, int]:
+    env = ros_env(ros_domain_id)
+    extra = ["--live"] if live else []
+    nodes = [start_node(name, config, run_dir, env, extra) for name in ROBOT_NODES]
+    try:
+        wait_ready(nodes, run_dir, timeout_s=60.0)
+        while all(n.proc.poll() is None for n in nodes):
+            time.sleep(0.2)
+        dead = [n for n in nodes if n.proc.poll() is not None]
+        raise GraphError(f"node {dead[0].name} exited with code {dead[0].proc.returncode}:\n{dead[0].tail()}")
+    except KeyboardInterrupt:
+        return {}
+    finally:
+        stop_nodes(nodes)

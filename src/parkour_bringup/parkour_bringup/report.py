@@ -1,0 +1,149 @@
+"""Turn the nodes' metrics files of one run into report.json and PNG plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parkour_core.stats import write_json
+
+
+def _load(run_dir: Path, name: str) -> dict[str, Any]:
+    path = run_dir / f"{name}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the {name} node did not finish cleanly (see {run_dir}/logs)")
+    return json.loads(path.read_text())
+
+
+def commanded_series(script: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Commanded (vx, vy, yaw rate) against the sim clock, the bridge trajectory's time base."""
+    rows = [r for r in script["log"] if "cmd" in r]
+    if not rows:
+        return np.zeros(0), np.zeros((0, 3))
+    t = np.array([r["t"] for r in rows])
+    return t, np.array([r["cmd"] for r in rows])
+
+
+def body_velocity(traj: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forward and lateral velocity in the heading frame, and yaw rate, from the ground-truth trajectory."""
+    yaw = np.unwrap(np.array(traj["yaw"]))
+    vx, vy = np.array(traj["vx"]), np.array(traj["vy"])
+    forward = vx * np.cos(yaw) + vy * np.sin(yaw)
+    lateral = -vx * np.sin(yaw) + vy * np.cos(yaw)
+    t = np.array(traj["t"])
+    yaw_rate = np.gradient(yaw, t) if len(t) > 1 else np.zeros_like(t)
+    return forward, lateral, yaw_rate
+
+
+def build_report(run_dir: Path) -> dict[str, Any]:
+    bridge, sup, pol, _script = (_load(run_dir, n) for n in ("bridge", "supervisor", "policy", "script"))
+    traj = bridge["trajectory"]
+    t = np.array(traj["t"])
+    xy = np.stack([traj["x"], traj["y"]], axis=1) if len(t) else np.zeros((0, 2))
+    activations = [tr["t"] for tr in sup["supervisor_transitions"] if tr["to"] == "ACTIVE"]
+    active_from = activations[0] if activations else None
+    distance = 0.0
+    forward_m = 0.0
+    mean_speed = 0.0
+    if active_from is not None and len(t) > 1:
+        mask = t >= active_from
+        seg = xy[mask]
+        if len(seg) > 1:
+            distance = float(np.sum(np.linalg.norm(np.diff(seg, axis=0), axis=1)))
+            heading0 = traj["yaw"][int(np.argmax(mask))]
+            forward_m = float(np.dot(seg[-1] - seg[0], [np.cos(heading0), np.sin(heading0)]))
+            mean_speed = distance / float(t[mask][-1] - t[mask][0])
+    return {
+        "fell": bool(bridge["fell"]),
+        "fell_at_s": bridge["fell_at_s"],
+        "distance_m": round(distance, 3),
+        "forward_displacement_m": round(forward_m, 3),
+        "mean_speed_mps": round(mean_speed, 3),
+        "policy_period_ms": {k: pol["policy_period_ms"][k] for k in ("p50", "p99", "max")},
+        "policy_period_wall_ms": {k: pol["policy_period_wall_ms"][k] for k in ("p50", "p99", "max")},
+        "policy_inference_ms": pol["inference_ms"],
+        "deadline_misses": pol["deadline_misses"],
+        "lowstate_age_ms": {k: sup["lowstate_age_ms"][k] for k in ("p50", "p99")},
+        "sim_real_time_factor": round(bridge["sim_real_time_factor"], 3) if bridge["sim_real_time_factor"] else None,
+        "sim_time_s": round(bridge["sim_time_s"], 3),
+        "wall_time_s": round(bridge["wall_time_s"], 3),
+        "supervisor_transitions": sup["supervisor_transitions"],
+        "final_mode": sup["final_mode"],
+        "limit_clamps": sup["limit_clamps"],
+        "lowstate_sent": bridge["lowstate_sent"],
+        "lowcmd_received": bridge["lowcmd_received"],
+        "lockstep_waits": bridge["lockstep_waits"],
+        "lockstep_wait_wall_s": bridge["lockstep_wait_wall_s"],
+        "bundle": pol["bundle"],
+        "scene": bridge["scene"],
+        "active_from_s": active_from,
+    }
+
+
+def plot_run(run_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bridge, pol, script = (_load(run_dir, n) for n in ("bridge", "policy", "script"))
+    traj = bridge["trajectory"]
+    out = []
+
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.plot(traj["x"], traj["y"], lw=1.5)
+    if traj["x"]:
+        ax.plot(traj["x"][0], traj["y"][0], "go", label="start")
+        ax.plot(traj["x"][-1], traj["y"][-1], "rs", label="end")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_title("Base path from above")
+    ax.legend()
+    out.append(run_dir / "base_path.png")
+    fig.savefig(out[-1], dpi=100)
+    plt.close(fig)
+
+    forward, lateral, yaw_rate = body_velocity(traj)
+    t_cmd, cmd = commanded_series(script)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    axes[0].plot(traj["t"], forward, label="measured forward")
+    axes[0].plot(traj["t"], lateral, label="measured lateral", alpha=0.6)
+    if len(t_cmd):
+        axes[0].step(t_cmd, cmd[:, 0], where="post", label="commanded vx", color="k")
+        axes[1].step(t_cmd, cmd[:, 2], where="post", label="commanded yaw rate", color="k")
+    axes[0].set_ylabel("m/s")
+    axes[0].legend(loc="upper right")
+    axes[1].plot(traj["t"], yaw_rate, label="measured yaw rate")
+    axes[1].set_ylabel("rad/s")
+    axes[1].set_xlabel("sim time (s)")
+    axes[1].legend(loc="upper right")
+    fig.suptitle("Commanded vs measured velocity")
+    out.append(run_dir / "velocity.png")
+    fig.savefig(out[-1], dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bins = np.linspace(0, 60, 61)
+    ax.hist(np.clip(pol["periods_wall_ms"], 0, 60), bins=bins, alpha=0.7, label="wall clock")
+    ax.hist(np.clip(pol["periods_ms"], 0, 60), bins=bins, alpha=0.7, label="sim clock")
+    ax.axvline(20.0, color="k", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("policy period (ms)")
+    ax.set_ylabel("ticks")
+    ax.set_title("Policy period (nominal 20 ms)")
+    ax.legend()
+    out.append(run_dir / "policy_period_hist.png")
+    fig.savefig(out[-1], dpi=100)
+    plt.close(fig)
+    return out
+
+
+def write_report(run_dir: Path) -> dict[str, Any]:
+    report = build_report(run_dir)
+    report["plots"] = [p.name for p in plot_run(run_dir)]
+    write_json(run_dir / "report.json", report)
+    return report

@@ -1,0 +1,37 @@
+import json
+import shutil
+
+from parkour_bringup.cli import main
+from parkour_core.bundles import resolve_bundle
+from parkour_core.paths import config_dir
+
+
+def test_config_check_accepts_the_shipped_configs(capsys):
+    assert main(["config", str(config_dir() / "g1_sim.yaml")]) == 0
+    assert main(["config", str(config_dir() / "g1_robot.yaml")]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_config_check_names_the_bad_key(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot: g1\npolicy:\n  intra_op_threads: 0\n")
+    assert main(["config", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "policy.intra_op_threads" in err and len(err.strip().splitlines()) == 1
+
+
+def test_model_verify_and_inspect(capsys):
+    assert main(["model", "verify", "g1_walk"]) == 0
+    assert main(["model", "inspect", "g1_walk"]) == 0
+    out = capsys.readouterr().out
+    info = json.loads(out[out.index("{") :])
+    assert info["obs_size"] == 100
+    assert info["observation"][0].startswith("actions[29]")
+
+
+def test_model_verify_fails_on_a_missing_file(tmp_path, capsys):
+    bundle = tmp_path / "b"
+    shutil.copytree(resolve_bundle("g1_walk"), bundle)
+    (bundle / "policy.onnx").unlink()
+    assert main(["model", "verify", str(bundle)]) == 1
+    assert "missing" in capsys.readouterr().err

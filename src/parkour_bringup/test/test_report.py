@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+
+from parkour_bringup.report import body_velocity, build_report
+from parkour_core.stats import write_json
+
+
+def _trajectory(yaw: float, speed: float, seconds: float = 4.0, hz: float = 50.0) -> dict:
+    t = np.arange(0, seconds, 1 / hz)
+    x, y = speed * t * np.cos(yaw), speed * t * np.sin(yaw)
+    vx, vy = np.full_like(t, speed * np.cos(yaw)), np.full_like(t, speed * np.sin(yaw))
+    return {"t": t.tolist(), "x": x.tolist(), "y": y.tolist(), "z": [0.78] * len(t), "yaw": [yaw] * len(t),
+            "vx": vx.tolist(), "vy": vy.tolist(), "tilt": [0.0] * len(t)}  # fmt: skip
+
+
+def test_body_velocity_rotates_into_the_heading_frame():
+    forward, lateral, yaw_rate = body_velocity(_trajectory(yaw=np.pi / 2, speed=0.5))
+    assert np.allclose(forward, 0.5) and np.allclose(lateral, 0.0, atol=1e-12) and np.allclose(yaw_rate, 0.0)
+
+
+def test_report_measures_distance_from_activation(tmp_path):
+    period = {"p50": 20.0, "p99": 21.0, "max": 22.0, "n": 3}
+    write_json(tmp_path / "bridge.json", {
+        "trajectory": _trajectory(yaw=0.3, speed=0.5), "fell": False, "fell_at_s": None, "sim_real_time_factor": 1.0,
+        "sim_time_s": 4.0, "wall_time_s": 4.0, "lowstate_sent": 1, "lowcmd_received": 1, "lockstep_waits": 0,
+        "lockstep_wait_wall_s": 0.0, "scene": "flat"})  # fmt: skip
+    write_json(tmp_path / "supervisor.json", {
+        "supervisor_transitions": [{"t": 1.0, "from": "STAND", "to": "ACTIVE", "reason": "r"}], "final_mode": "ACTIVE",
+        "limit_clamps": 0, "lowstate_age_ms": period})  # fmt: skip
+    write_json(tmp_path / "policy.json", {
+        "policy_period_ms": period, "policy_period_wall_ms": period, "inference_ms": period, "deadline_misses": 0,
+        "bundle": "b"})  # fmt: skip
+    write_json(tmp_path / "script.json", {"start_s": 0.0, "log": []})
+    report = build_report(tmp_path)
+    assert report["distance_m"] == pytest.approx(0.5 * (4.0 - 0.02 - 1.0), abs=0.02)
+    assert report["forward_displacement_m"] == pytest.approx(report["distance_m"], abs=0.01)
+    assert report["mean_speed_mps"] == pytest.approx(0.5, abs=0.01)

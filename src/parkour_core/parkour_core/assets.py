@@ -1,0 +1,55 @@
+"""Third-party files we read from installed packages (never copied into the repository).
+
+A reference is ``<package>:<path inside the package>``. Every file we rely on is pinned by
+SHA-256 here; ``make setup`` installs the packages (without their dependency trees, see
+``requirements/assets.txt``) and ``verify_assets`` checks each pin.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from parkour_core.hashing import sha256_file
+
+PINNED_SHA256: dict[str, str] = {
+    # Unitree G1 29-DoF MJCF as shipped by holosoma 0.0.3 (Apache-2.0, amazon-far/holosoma).
+    "holosoma:data/robots/g1/g1_29dof.xml": "30095c9b812e74e417a7195993b9e1823ff891151141f2dbf411f417b1dab42a",
+    # The trained blind G1 walking policy of holosoma-inference 0.1.3 (source repository Apache-2.0).
+    "holosoma_inference:models/loco/g1_29dof/ppo_g1_29dof.onnx": (
+        "c9d310f479c2da1e86f468de24f64e102a2a275c14eed0fa341473612d942294"
+    ),
+}
+
+
+class AssetError(Exception):
+    pass
+
+
+def package_dir(package: str) -> Path:
+    """Folder of an installed package, found without importing it (their deps are not installed)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise AssetError(f"package {package!r} is not installed; run `make setup`")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def resolve(ref: str, verify: bool = True) -> Path:
+    package, sep, rel = ref.partition(":")
+    if not sep or not rel:
+        raise AssetError(f"asset reference {ref!r} must look like 'package:path/in/package'")
+    path = package_dir(package) / rel
+    if not path.is_file():
+        raise AssetError(f"asset {ref} not found at {path}; reinstall with `make setup`")
+    if verify and ref in PINNED_SHA256:
+        actual = sha256_file(path)
+        if actual != PINNED_SHA256[ref]:
+            raise AssetError(
+                f"asset {ref} has SHA-256 {actual}, expected {PINNED_SHA256[ref]}: "
+                "the installed package differs from the pinned version; run `make setup`"
+            )
+    return path
+
+
+def verify_assets() -> list[Path]:
+    return [resolve(ref) for ref in PINNED_SHA256]

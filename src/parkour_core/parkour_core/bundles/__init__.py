@@ -1,0 +1,32 @@
+"""Bundle registry (models/registry.yaml) and generators for bundles made at setup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from parkour_core.bundle import BundleError
+from parkour_core.paths import models_dir
+
+
+def registry() -> dict[str, dict]:
+    path = models_dir() / "registry.yaml"
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise BundleError(f"{path} must map bundle names to entries")
+    return data
+
+
+def resolve_bundle(name_or_path: str) -> Path:
+    """A registered bundle name (``g1_walk``) or a folder path."""
+    entries = registry()
+    if name_or_path in entries:
+        return models_dir() / entries[name_or_path]["path"]
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    raise BundleError(
+        f"{name_or_path!r} is neither a bundle folder nor a registered bundle "
+        f"(registered: {', '.join(sorted(entries))})"
+    )

@@ -1,0 +1,206 @@
+"""The stack's configuration: declared once with types and bounds, validated at load.
+
+Every YAML file under config/ is read through :func:`load_config`; nodes get typed objects,
+never raw dicts. A bad file fails with a message naming the key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _bounded(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
+    meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc}
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: default.copy(), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class DdsConfig:
+    domain: int = _bounded(1, 0, 232, doc="DDS domain of rt/lowstate and rt/lowcmd (the robot uses 0)")
+    interface: str = _bounded("lo", doc="network interface Cyclone DDS binds to")
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    scene: str = _bounded("flat", doc="scene file sim/scenes/<scene>.yaml")
+    physics_dt_s: float = _bounded(0.002, 0.0005, 0.01)
+    lowstate_hz: float = _bounded(500.0, 50.0, 2000.0)
+    real_time_factor: float = _bounded(1.0, 0.05, 100.0, doc="target sim/wall speed; the sim never runs faster")
+    initial_base_height_m: float = _bounded(0.0, 0.0, 2.0, doc="0: the robot's standing height")
+    lockstep_policy: bool = _bounded(True, doc="hold sim time until the policy's targets for the last tick arrive")
+    lockstep_slack_s: float = _bounded(0.01, 0.0, 0.1, doc="sim time allowed past one policy period")
+    lockstep_timeout_wall_s: float = _bounded(0.5, 0.05, 10.0, doc="policy silent this long: stop waiting for it")
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    rate_hz: float = _bounded(200.0, 50.0, 1000.0)
+    lowstate_timeout_s: float = _bounded(0.1, 0.005, 2.0)
+    target_timeout_s: float = _bounded(0.1, 0.02, 2.0)
+    max_tilt_rad: float = _bounded(0.8, 0.1, 1.5, doc="base tilt beyond which the robot is falling -> DAMP")
+    stand_up_duration_s: float = _bounded(2.0, 0.2, 10.0)
+    kd_damp: float = _bounded(3.0, 0.5, 20.0)
+    dry_run: bool = _bounded(False, doc="publish commands on /supervisor/lowcmd_dry_run instead of rt/lowcmd")
+    single_writer_wait_s: float = _bounded(0.5, 0.0, 5.0, doc="time to look for another rt/lowcmd writer")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    bundle: str = _bounded("g1_walk", doc="registered bundle name or bundle folder")
+    intra_op_threads: int = _bounded(1, 1, 16)
+    command_timeout_s: float = _bounded(0.5, 0.05, 10.0, doc="no /cmd_vel for this long -> zero velocity")
+
+
+@dataclass(frozen=True)
+class ScriptStep:
+    at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
+    request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "release_band"))
+    cmd: list = _bounded([], doc="[vx m/s, vy m/s, yaw rate rad/s]")  # noqa: RUF009 - returns a field(default_factory=...)
+
+
+@dataclass(frozen=True)
+class ScriptConfig:
+    steps: list = _bounded([], doc="list of ScriptStep")  # noqa: RUF009 - returns a field(default_factory=...)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    duration_s: float = _bounded(20.0, 0.5, 36000.0, doc="sim time the bringup runs")
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    robot: str = _bounded("g1", choices=("g1",))
+    mode: str = _bounded("sim", choices=("sim", "robot"))
+    dds: DdsConfig = field(default_factory=DdsConfig)
+    bridge: BridgeConfig = field(default_factory=BridgeConfig)
+    supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    script: ScriptConfig = field(default_factory=ScriptConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def script_steps(self) -> list[ScriptStep]:
+        return list(self.script.steps)
+
+
+_ITEM_TYPES: dict[tuple[type, str], type] = {(ScriptConfig, "steps"): ScriptStep}
+
+
+def _check_scalar(key: str, value: Any, typ: Any, meta: typing.Mapping[str, Any]) -> Any:
+    if typ is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true/false, got {value!r}")
+        return value
+    if typ in (int, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        if typ is int and not float(value).is_integer():
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        value = typ(value)
+        lo, hi = meta.get("lo"), meta.get("hi")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise ConfigError(f"{key}: {value} is outside the allowed range [{lo}, {hi}]")
+        return value
+    if typ is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        choices = meta.get("choices") or ()
+        if choices and value not in choices:
+            raise ConfigError(f"{key}: {value!r} is not one of {list(choices)}")
+        return value
+    if typ is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported type {typ}")
+
+
+def parse(cls: type, data: Any, prefix: str = "") -> Any:
+    """Build dataclass ``cls`` from a mapping, checking keys, types and bounds."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(fields)
+    if unknown:
+        raise ConfigError(f"{prefix or 'config'}: unknown keys {sorted(unknown)}; allowed: {sorted(fields)}")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        key = f"{prefix}.{name}" if prefix else name
+        typ = hints[name]
+        if isinstance(typ, types.UnionType):
+            typ = next(t for t in typing.get_args(typ) if t is not type(None))
+        if dataclasses.is_dataclass(typ):
+            kwargs[name] = parse(typ, value, key)  # type: ignore[arg-type]
+            continue
+        value = _check_scalar(key, value, typ, fields[name].metadata)
+        item_type = _ITEM_TYPES.get((cls, name))
+        if item_type is not None:
+            value = [parse(item_type, item, f"{key}[{i}]") for i, item in enumerate(value)]
+        kwargs[name] = value
+    obj = cls(**kwargs)
+    _validate(obj, prefix)
+    return obj
+
+
+def _validate(obj: Any, prefix: str) -> None:
+    if isinstance(obj, ScriptStep):
+        if bool(obj.request) == bool(obj.cmd):
+            raise ConfigError(f"{prefix}: a script step has either 'request' or 'cmd', not both or neither")
+        if obj.cmd and (len(obj.cmd) != 3 or not all(isinstance(x, int | float) for x in obj.cmd)):
+            raise ConfigError(f"{prefix}.cmd: expected [vx, vy, yaw_rate], got {obj.cmd!r}")
+
+
+def load_config(path: Path | str, overrides: dict[str, Any] | None = None) -> StackConfig:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path} is not valid YAML: {e}") from None
+    data = data or {}
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    try:
+        return parse(StackConfig, data)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+def describe(cls: type = StackConfig, prefix: str = "") -> list[str]:
+    """One line per parameter: key, type, default, range and doc (for README and --help)."""
+    lines = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key = f"{prefix}.{f.name}" if prefix else f.name
+        if dataclasses.is_dataclass(hints[f.name]):
+            lines += describe(hints[f.name], key)
+            continue
+        m = f.metadata
+        rng = f" [{m['lo']}, {m['hi']}]" if m.get("lo") is not None else ""
+        ch = f" one of {list(m['choices'])}" if m.get("choices") else ""
+        default = f.default if f.default is not dataclasses.MISSING else "[]"
+        lines.append(
+            f"{key}: {getattr(hints[f.name], '__name__', hints[f.name])} = {default!r}{rng}{ch}  {m.get('doc', '')}"
+        )
+    return lines

@@ -1,0 +1,105 @@
+"""The robot contract: joint order, limits, default pose and gains, in one frozen record.
+
+Joints are listed in Unitree SDK motor order; ``motor_slots`` says which slot of the
+LowState_/LowCmd_ motor arrays each joint occupies (the message family has more slots
+than the robot has joints).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    name: str
+    q_min: float
+    q_max: float
+    dq_max: float
+    tau_max: float
+    default_q: float
+    kp_stand: float
+    kd_stand: float
+
+
+@dataclass(frozen=True)
+class CameraMount:
+    """Depth camera pose on ``body``: position (m) and roll/pitch/yaw (rad)."""
+
+    body: str
+    xyz: tuple[float, float, float]
+    rpy: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    name: str
+    dds_family: str  # "unitree_hg" (G1, H1-2) or "unitree_go" (H1, Go2)
+    num_motor_slots: int
+    joints: tuple[JointSpec, ...]
+    motor_slots: tuple[int, ...]
+    base_body: str
+    torso_body: str
+    standing_base_height_m: float
+    kd_damp: float
+    camera: CameraMount
+    # Which model files describe this robot; resolved by parkour_core.assets.
+    mjcf_asset: str
+    foot_bodies: tuple[str, str] = field(default=("left_ankle_roll_link", "right_ankle_roll_link"))
+
+    def __post_init__(self) -> None:
+        if len(self.motor_slots) != len(self.joints):
+            raise ValueError(f"{self.name}: {len(self.joints)} joints but {len(self.motor_slots)} motor slots")
+        if len(set(self.motor_slots)) != len(self.motor_slots):
+            raise ValueError(f"{self.name}: motor slots repeat: {self.motor_slots}")
+        if max(self.motor_slots) >= self.num_motor_slots:
+            raise ValueError(f"{self.name}: motor slot beyond the {self.num_motor_slots} slots of {self.dds_family}")
+        for j in self.joints:
+            if not (j.q_min < j.q_max and j.q_min <= j.default_q <= j.q_max):
+                raise ValueError(
+                    f"{self.name}: joint {j.name} has default {j.default_q} outside [{j.q_min}, {j.q_max}]"
+                )
+
+    @property
+    def num_joints(self) -> int:
+        return len(self.joints)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(j.name for j in self.joints)
+
+    def _column(self, attr: str) -> FloatArray:
+        return np.array([getattr(j, attr) for j in self.joints], dtype=np.float64)
+
+    @property
+    def q_min(self) -> FloatArray:
+        return self._column("q_min")
+
+    @property
+    def q_max(self) -> FloatArray:
+        return self._column("q_max")
+
+    @property
+    def dq_max(self) -> FloatArray:
+        return self._column("dq_max")
+
+    @property
+    def tau_max(self) -> FloatArray:
+        return self._column("tau_max")
+
+    @property
+    def default_q(self) -> FloatArray:
+        return self._column("default_q")
+
+    @property
+    def kp_stand(self) -> FloatArray:
+        return self._column("kp_stand")
+
+    @property
+    def kd_stand(self) -> FloatArray:
+        return self._column("kd_stand")

@@ -1,0 +1,142 @@
+"""Unitree low-level messages <-> arrays in robot-spec joint order.
+
+The message classes come from ``unitree_sdk2py`` (imported lazily: pure code and tests of
+other modules must not need it). G1 and H1-2 use ``unitree_hg`` (35 slots); H1 and Go2 use
+``unitree_go`` (20 slots).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from parkour_core.obs import FloatArray
+from parkour_core.robots import RobotSpec
+from parkour_core.safety import JointCommand
+
+MOTOR_ENABLE = 1  # motor_cmd[i].mode: 1 = servo enabled (the default 0 leaves the motor off)
+
+
+def message_types(spec: RobotSpec) -> tuple[type, type]:
+    """(LowState_, LowCmd_) classes of the robot's message family."""
+    if spec.dds_family == "unitree_hg":
+        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
+    elif spec.dds_family == "unitree_go":
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+    else:
+        raise ValueError(f"{spec.name}: unknown DDS message family {spec.dds_family!r}")
+    return LowState_, LowCmd_
+
+
+def new_lowstate(spec: RobotSpec) -> Any:
+    if spec.dds_family == "unitree_hg":
+        from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowState_
+
+        return unitree_hg_msg_dds__LowState_()
+    from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
+
+    return unitree_go_msg_dds__LowState_()
+
+
+def new_lowcmd(spec: RobotSpec) -> Any:
+    if spec.dds_family == "unitree_hg":
+        from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
+
+        return unitree_hg_msg_dds__LowCmd_()
+    from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowCmd_
+
+    return unitree_go_msg_dds__LowCmd_()
+
+
+class Crc:
+    """CRC-32 the robot checks on every LowCmd_ (simulators do not)."""
+
+    def __init__(self) -> None:
+        from unitree_sdk2py.utils.crc import CRC
+
+        self._crc = CRC()
+
+    def __call__(self, msg: Any) -> int:
+        return int(self._crc.Crc(msg))
+
+
+@dataclass
+class LowStateView:
+    q: FloatArray
+    dq: FloatArray
+    tau: FloatArray
+    quat_wxyz: FloatArray
+    gyro: FloatArray
+    accel: FloatArray
+    tick: int
+    mode_machine: int
+    wireless_remote: bytes
+
+
+def read_lowstate(msg: Any, spec: RobotSpec) -> LowStateView:
+    motors = msg.motor_state
+    slots = spec.motor_slots
+    imu = msg.imu_state
+    return LowStateView(
+        q=np.array([motors[s].q for s in slots]),
+        dq=np.array([motors[s].dq for s in slots]),
+        tau=np.array([motors[s].tau_est for s in slots]),
+        quat_wxyz=np.array(imu.quaternion, dtype=np.float64),
+        gyro=np.array(imu.gyroscope, dtype=np.float64),
+        accel=np.array(imu.accelerometer, dtype=np.float64),
+        tick=int(msg.tick),
+        mode_machine=int(getattr(msg, "mode_machine", 0)),
+        wireless_remote=bytes(msg.wireless_remote),
+    )
+
+
+def fill_lowstate(
+    msg: Any,
+    spec: RobotSpec,
+    q: FloatArray,
+    dq: FloatArray,
+    tau: FloatArray,
+    quat_wxyz: FloatArray,
+    gyro: FloatArray,
+    accel: FloatArray,
+    tick: int,
+) -> None:
+    for i, s in enumerate(spec.motor_slots):
+        m = msg.motor_state[s]
+        m.q = float(q[i])
+        m.dq = float(dq[i])
+        m.tau_est = float(tau[i])
+    imu = msg.imu_state
+    imu.quaternion = [float(x) for x in quat_wxyz]
+    imu.gyroscope = [float(x) for x in gyro]
+    imu.accelerometer = [float(x) for x in accel]
+    msg.tick = int(tick) & 0xFFFFFFFF
+
+
+def fill_lowcmd(msg: Any, spec: RobotSpec, cmd: JointCommand, mode_machine: int) -> None:
+    """Write a joint command into a LowCmd_; slots the robot does not use stay disabled."""
+    if hasattr(msg, "mode_machine"):
+        msg.mode_pr = 0
+        msg.mode_machine = mode_machine
+    for i, s in enumerate(spec.motor_slots):
+        m = msg.motor_cmd[s]
+        m.mode = MOTOR_ENABLE
+        m.q = float(cmd.q[i])
+        m.dq = float(cmd.dq[i])
+        m.kp = float(cmd.kp[i])
+        m.kd = float(cmd.kd[i])
+        m.tau = float(cmd.tau[i])
+
+
+def read_lowcmd(msg: Any, spec: RobotSpec) -> tuple[JointCommand, np.ndarray]:
+    """The command for each joint, and which joints' motors are enabled."""
+    motors = msg.motor_cmd
+    slots = spec.motor_slots
+
+    def col(attr: str) -> FloatArray:
+        return np.array([getattr(motors[s], attr) for s in slots], dtype=np.float64)
+
+    enabled = np.array([motors[s].mode == MOTOR_ENABLE for s in slots])
+    return JointCommand(q=col("q"), dq=col("dq"), kp=col("kp"), kd=col("kd"), tau=col("tau")), enabled

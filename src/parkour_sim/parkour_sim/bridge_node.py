@@ -1,0 +1,230 @@
+"""mujoco_bridge: the simulated robot, speaking the robot's own Unitree DDS interface.
+
+Publishes ``rt/lowstate`` (IMU, motor states, tick, CRC) at ``bridge.lowstate_hz``, applies the
+newest ``rt/lowcmd`` with the motor PD law at every physics step, and publishes ``/clock`` so the
+graph runs on simulated time: a busy machine slows the whole graph instead of starving a node.
+The robot starts hanging on an elastic band (like Unitree's simulators); ``/sim/release_band``
+drops it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from parkour_core.config import StackConfig
+from parkour_core.dds import DdsLink
+from parkour_core.nodeargs import parse_node_args
+from parkour_core.robots import get_robot
+from parkour_core.stats import write_json
+from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
+from parkour_sim.physics import RobotSim
+
+FALL_HEIGHT_M = 0.45
+FALL_TILT_RAD = 1.0
+TRAJECTORY_HZ = 50.0
+
+
+class MujocoBridge:
+    def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.spec = get_robot(cfg.robot)
+        b = cfg.bridge
+        self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m)
+        self.sim.hang()
+        self.band_release_requested = threading.Event()
+        self.band_released_at_s: float | None = None
+
+        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        self.node = rclpy.create_node("mujoco_bridge")
+        self._clock_pub = self.node.create_publisher(Clock, "/clock", 10)
+        self._clock_msg = Clock()
+        self.node.create_service(Trigger, "/sim/release_band", self._on_release_band)
+        # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
+        # instead of missing its ticks (the robot cannot wait; the simulator can).
+        self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        self.last_target_sim_s: float | None = None
+        self.last_target_wall = 0.0
+        self.policy_period_s = 0.02
+        self.lockstep_waits = 0
+        self.lockstep_wait_wall_s = 0.0
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self.node)
+        self._spin_thread = threading.Thread(target=self._executor.spin, daemon=True)
+
+        state_type, cmd_type = message_types(self.spec)
+        self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
+        self.lowstate_writer = self.link.writer("rt/lowstate", state_type)
+        self.lowcmd_reader = self.link.reader("rt/lowcmd", cmd_type)
+        self.lowstate = new_lowstate(self.spec)
+        self.crc = Crc()
+
+        self.lowstate_sent = 0
+        self.lowcmd_received = 0
+        self.trajectory: dict[str, list[float]] = {k: [] for k in ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt")}
+        self.fell = False
+        self.fell_at_s: float | None = None
+
+    def _on_release_band(self, request, response):
+        self.band_release_requested.set()
+        response.success = True
+        response.message = "elastic band released"
+        return response
+
+    def _on_targets(self, msg) -> None:
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.last_target_sim_s is not None and stamp > self.last_target_sim_s:
+            self.policy_period_s = min(0.1, stamp - self.last_target_sim_s)
+        self.last_target_sim_s = stamp
+        self.last_target_wall = time.perf_counter()
+
+    def _wait_for_policy(self) -> None:
+        """Hold sim time while the policy is alive but behind by more than one period plus slack."""
+        b = self.cfg.bridge
+        if not b.lockstep_policy or self.last_target_sim_s is None:
+            return
+        started = time.perf_counter()
+        waited = False
+        while self.sim.time > self.last_target_sim_s + self.policy_period_s + b.lockstep_slack_s:
+            if time.perf_counter() - self.last_target_wall > b.lockstep_timeout_wall_s:
+                break  # the policy is gone; the supervisor must handle that, and time must go on
+            waited = True
+            time.sleep(0.0002)
+        if waited:
+            self.lockstep_waits += 1
+            self.lockstep_wait_wall_s += time.perf_counter() - started
+
+    def _publish_clock(self) -> None:
+        t = self.sim.time
+        sec = int(t)
+        self._clock_msg.clock.sec = sec
+        self._clock_msg.clock.nanosec = round((t - sec) * 1e9) % 1_000_000_000
+        self._clock_pub.publish(self._clock_msg)
+
+    def _publish_lowstate(self) -> None:
+        s = self.sim
+        fill_lowstate(self.lowstate, self.spec, s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000))
+        self.lowstate.crc = self.crc(self.lowstate)
+        self.lowstate_writer.write(self.lowstate)
+        self.lowstate_sent += 1
+
+    def _record(self) -> None:
+        s = self.sim
+        pos = s.base_pos
+        vel = s.base_lin_vel_world
+        tr = self.trajectory
+        for key, value in zip(
+            ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt"),
+            (s.time, pos[0], pos[1], pos[2], s.yaw, vel[0], vel[1], s.tilt),
+            strict=True,
+        ):
+            tr[key].append(round(float(value), 5))
+        if self.band_released_at_s is not None and not self.fell and (pos[2] < FALL_HEIGHT_M or s.tilt > FALL_TILT_RAD):
+            self.fell = True
+            self.fell_at_s = s.time
+
+    def run(self, duration_s: float, viewer: bool = False) -> None:
+        b = self.cfg.bridge
+        handle = None
+        if viewer:
+            import mujoco.viewer
+
+            handle = mujoco.viewer.launch_passive(self.sim.model, self.sim.data)
+        viewer_every = max(1, round(1.0 / (60.0 * b.physics_dt_s)))
+        dt = b.physics_dt_s
+        lowstate_every = max(1, round(1.0 / (b.lowstate_hz * dt)))
+        record_every = max(1, round(1.0 / (TRAJECTORY_HZ * dt)))
+        self._spin_thread.start()
+        wall_start = time.perf_counter()
+        pace_anchor_wall, pace_anchor_sim = wall_start, self.sim.time
+        step = 0
+        try:
+            while self.sim.time < duration_s:
+                msg = self.lowcmd_reader.take_latest()
+                if msg is not None:
+                    self.sim.set_command(*read_lowcmd(msg, self.spec))
+                    self.lowcmd_received += 1
+                if self.band_release_requested.is_set() and self.band_released_at_s is None:
+                    self.sim.hang(None)
+                    self.band_released_at_s = self.sim.time
+                self._wait_for_policy()
+                self.sim.step()
+                step += 1
+                self._publish_clock()
+                if step % lowstate_every == 0:
+                    self._publish_lowstate()
+                if step % record_every == 0:
+                    self._record()
+                if handle is not None and step % viewer_every == 0:
+                    handle.sync()
+                ahead_s = (
+                    pace_anchor_wall + (self.sim.time - pace_anchor_sim) / b.real_time_factor
+                ) - time.perf_counter()
+                if ahead_s > 0.0005:
+                    time.sleep(ahead_s)
+                elif ahead_s < -0.05:
+                    # Behind (a busy machine or a lockstep wait): run on from here, never sprint to catch up.
+                    pace_anchor_wall, pace_anchor_sim = time.perf_counter(), self.sim.time
+        except KeyboardInterrupt:
+            pass
+        self.wall_time_s = time.perf_counter() - wall_start
+
+    def write_metrics(self) -> None:
+        if self.run_dir is None:
+            return
+        sim_time = self.sim.time
+        write_json(
+            self.run_dir / "bridge.json",
+            {
+                "sim_time_s": sim_time,
+                "wall_time_s": self.wall_time_s,
+                "sim_real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else None,
+                "lowstate_sent": self.lowstate_sent,
+                "lowcmd_received": self.lowcmd_received,
+                "lockstep_waits": self.lockstep_waits,
+                "lockstep_wait_wall_s": round(self.lockstep_wait_wall_s, 3),
+                "band_released_at_s": self.band_released_at_s,
+                "fell": self.fell,
+                "fell_at_s": self.fell_at_s,
+                "scene": self.cfg.bridge.scene,
+                "trajectory": self.trajectory,
+            },
+        )
+
+    def shutdown(self) -> None:
+        import rclpy
+
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--duration", type=float, default=None, help="sim seconds to run (default: run.duration_s)")
+    extra.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
+    known, rest = extra.parse_known_args(argv)
+    args = parse_node_args(__doc__ or "", rest)
+    bridge = MujocoBridge(args.config, args.run_dir, args.ros_args)
+    try:
+        bridge.run(known.duration if known.duration is not None else args.config.run.duration_s, known.viewer)
+    finally:
+        bridge.write_metrics()
+        bridge.shutdown()
+    print(f"mujoco_bridge: {bridge.sim.time:.2f} s simulated, fell={bridge.fell}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,150 @@
+"""The simulated robot: MuJoCo stepped with the motors' PD law at every physics step.
+
+Like the robot's motor drivers, each step computes tau = tau_ff + kp (q* - q) + kd (dq* - dq)
+from the most recent command, clamped to the actuator's torque range, whether or not a new
+command arrived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from parkour_core.math3d import tilt_rad, yaw_of
+from parkour_core.obs import FloatArray
+from parkour_core.robots import RobotSpec
+from parkour_core.safety import JointCommand
+from parkour_sim.scene import build_model
+
+
+@dataclass(frozen=True)
+class ElasticBand:
+    """A spring holding the pelvis upright at a height, as Unitree's simulators hang the robot."""
+
+    stiffness_n_per_m: float = 3000.0
+    damping_n_s_per_m: float = 300.0
+    rot_stiffness_nm_per_rad: float = 400.0
+    rot_damping_nm_s_per_rad: float = 40.0
+
+
+class RobotSim:
+    def __init__(self, spec: RobotSpec, scene: str, physics_dt_s: float, base_height_m: float = 0.0) -> None:
+        self.spec = spec
+        self.model = build_model(spec, scene, physics_dt_s)
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        joint_ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
+        if min(joint_ids) < 0:
+            missing = [n for n, j in zip(spec.joint_names, joint_ids, strict=True) if j < 0]
+            raise ValueError(f"the {spec.name} model lacks joints {missing}")
+        self.qpos_adr = np.array([m.jnt_qposadr[j] for j in joint_ids])
+        self.qvel_adr = np.array([m.jnt_dofadr[j] for j in joint_ids])
+        act_for_joint = {int(m.actuator_trnid[a, 0]): a for a in range(m.nu)}
+        self.actuator = np.array([act_for_joint[j] for j in joint_ids])
+        self.tau_limit = np.abs(m.actuator_ctrlrange[self.actuator, 1])
+        self.base_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, spec.base_body)
+        self.gyro_adr = self._sensor_adr("base_gyro")
+        self.accel_adr = self._sensor_adr("base_accel")
+        self.base_height_m = base_height_m or spec.standing_base_height_m
+        self.band: ElasticBand | None = None
+        self.band_anchor = np.zeros(3)
+        self.command = JointCommand(*(np.zeros(spec.num_joints) for _ in range(5)))
+        self.enabled = np.zeros(spec.num_joints, dtype=bool)
+        self.tau = np.zeros(spec.num_joints)
+        self.reset()
+
+    def _sensor_adr(self, name: str) -> int:
+        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)
+        if sid < 0:
+            raise ValueError(f"the {self.spec.name} model has no sensor {name!r}")
+        return int(self.model.sensor_adr[sid])
+
+    def reset(self, q: FloatArray | None = None, base_xy_yaw: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        mujoco.mj_resetData(self.model, self.data)
+        x, y, yaw = base_xy_yaw
+        self.data.qpos[0:3] = [x, y, self.base_height_m]
+        self.data.qpos[3:7] = [np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)]
+        self.data.qpos[self.qpos_adr] = self.spec.default_q if q is None else q
+        self.band_anchor = self.data.qpos[0:3].copy()
+        mujoco.mj_forward(self.model, self.data)
+
+    def hang(self, band: ElasticBand | None = ElasticBand()) -> None:
+        """Hold the robot on the elastic band (None releases it)."""
+        self.band = band
+        self.band_anchor = np.array([*self.data.qpos[0:2], self.base_height_m])
+
+    def set_command(self, cmd: JointCommand, enabled: FloatArray) -> None:
+        self.command = cmd
+        self.enabled = np.asarray(enabled, dtype=bool)
+
+    def _apply_band(self) -> None:
+        d = self.data
+        d.xfrc_applied[self.base_body] = 0.0
+        if self.band is None:
+            return
+        b = self.band
+        force = b.stiffness_n_per_m * (self.band_anchor - d.qpos[0:3]) - b.damping_n_s_per_m * d.qvel[0:3]
+        # Torque that rotates the body z axis back to vertical, plus damping of the spin (world frame).
+        z_axis = d.xmat[self.base_body].reshape(3, 3)[:, 2]
+        omega_world = d.xmat[self.base_body].reshape(3, 3) @ d.qvel[3:6]
+        torque = (
+            b.rot_stiffness_nm_per_rad * np.cross(z_axis, [0.0, 0.0, 1.0]) - b.rot_damping_nm_s_per_rad * omega_world
+        )
+        d.xfrc_applied[self.base_body, 0:3] = force
+        d.xfrc_applied[self.base_body, 3:6] = torque
+
+    def step(self) -> None:
+        d = self.data
+        c = self.command
+        q = d.qpos[self.qpos_adr]
+        dq = d.qvel[self.qvel_adr]
+        tau = c.tau + c.kp * (c.q - q) + c.kd * (c.dq - dq)
+        tau = np.where(self.enabled, np.clip(tau, -self.tau_limit, self.tau_limit), 0.0)
+        self.tau = tau
+        d.ctrl[self.actuator] = tau
+        self._apply_band()
+        mujoco.mj_step(self.model, d)
+
+    # Sensors as the robot reports them.
+    @property
+    def q(self) -> FloatArray:
+        return self.data.qpos[self.qpos_adr].copy()
+
+    @property
+    def dq(self) -> FloatArray:
+        return self.data.qvel[self.qvel_adr].copy()
+
+    @property
+    def quat_wxyz(self) -> FloatArray:
+        return self.data.qpos[3:7].copy()
+
+    @property
+    def gyro(self) -> FloatArray:
+        return self.data.sensordata[self.gyro_adr : self.gyro_adr + 3].copy()
+
+    @property
+    def accel(self) -> FloatArray:
+        return self.data.sensordata[self.accel_adr : self.accel_adr + 3].copy()
+
+    # Ground truth, for reports only.
+    @property
+    def base_pos(self) -> FloatArray:
+        return self.data.qpos[0:3].copy()
+
+    @property
+    def base_lin_vel_world(self) -> FloatArray:
+        return self.data.qvel[0:3].copy()
+
+    @property
+    def yaw(self) -> float:
+        return yaw_of(self.data.qpos[3:7])
+
+    @property
+    def tilt(self) -> float:
+        return tilt_rad(self.data.qpos[3:7])
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)

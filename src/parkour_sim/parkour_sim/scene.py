@@ -1,0 +1,66 @@
+"""Build a MuJoCo model: the robot's MJCF (from its installed package) plus a scene file.
+
+Scene files (sim/scenes/<name>.yaml) hold the world: floor friction and a list of boxes.
+The robot file is read where its package installed it and never copied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import yaml
+
+from parkour_core.assets import resolve
+from parkour_core.paths import scenes_dir
+from parkour_core.robots import RobotSpec
+
+
+class SceneError(ValueError):
+    pass
+
+
+def load_scene_file(name_or_path: str) -> dict:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = scenes_dir() / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in scenes_dir().glob("*.yaml"))
+        raise SceneError(f"scene {name_or_path!r} not found (known scenes: {', '.join(known)})")
+    data = yaml.safe_load(path.read_text()) or {}
+    unknown = set(data) - {"description", "floor_friction", "boxes"}
+    if unknown:
+        raise SceneError(f"{path}: unknown keys {sorted(unknown)}")
+    for i, box in enumerate(data.get("boxes", [])):
+        missing = {"pos", "half_size"} - set(box)
+        if missing:
+            raise SceneError(f"{path}: boxes[{i}] lacks {sorted(missing)}")
+    return data
+
+
+def build_model(spec: RobotSpec, scene: str, physics_dt_s: float) -> mujoco.MjModel:
+    world = load_scene_file(scene)
+    mj = mujoco.MjSpec.from_file(str(resolve(spec.mjcf_asset)))
+    mj.option.timestep = physics_dt_s
+    mj.option.iterations = 50
+    mj.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    body = mj.worldbody
+    friction = float(world.get("floor_friction", 1.0))
+    body.add_light(pos=[0, 0, 3], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    body.add_geom(
+        name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], friction=[friction, 0.005, 0.0001],
+        rgba=[0.3, 0.35, 0.4, 1],
+    )  # fmt: skip
+    for i, box in enumerate(world.get("boxes", [])):
+        yaw = np.deg2rad(float(box.get("yaw_deg", 0.0)))
+        body.add_geom(
+            name=box.get("name", f"box{i}"),
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            pos=[float(x) for x in box["pos"]],
+            size=[float(x) for x in box["half_size"]],
+            quat=[np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)],
+            friction=[friction, 0.005, 0.0001],
+            rgba=[0.8, 0.55, 0.3, 1],
+        )
+    return mj.compile()

@@ -1,0 +1,101 @@
+"""script_node: plays the config's scripted sequence (``script.steps``) on the graph.
+
+Starts its clock when the robot state first appears on ``/robot/joint_states``; fires mode
+requests through the supervisor's services (and ``/sim/release_band`` in simulation) and
+publishes ``/cmd_vel`` at 50 Hz so the policy's command timeout never trips mid-run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from parkour_core.config import StackConfig
+from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.script import Script
+from parkour_core.stats import write_json
+
+SERVICES = {
+    "stand_up": "/supervisor/stand_up",
+    "activate": "/supervisor/activate",
+    "damp": "/supervisor/damp",
+    "release_band": "/sim/release_band",
+}
+CMD_HZ = 50.0
+
+
+class ScriptNode:
+    def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
+        import rclpy
+        from geometry_msgs.msg import Twist
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+
+        self.run_dir = run_dir
+        self.script = Script(cfg.script_steps())
+        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        self.node = rclpy.create_node("script_node")
+        self.log = self.node.get_logger()
+        self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
+        self.clients = {name: self.node.create_client(Trigger, srv) for name, srv in SERVICES.items()}
+        self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
+        self._Twist, self._Trigger = Twist, Trigger
+        self.start_s: float | None = None
+        self.log_rows: list[dict] = []
+        self.timer = self.node.create_timer(1.0 / CMD_HZ, self.tick)
+
+    def _now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def _on_joints(self, _msg) -> None:
+        if self.start_s is None:
+            self.start_s = self._now()
+            self.log.info("robot state is up; script starts")
+
+    def _call(self, request: str) -> None:
+        client = self.clients[request]
+        if not client.service_is_ready():
+            self.log.warning(f"service for {request!r} is not available; request dropped")
+            self.log_rows.append({"t": self._now(), "request": request, "sent": False})
+            return
+        client.call_async(self._Trigger.Request())
+        self.log_rows.append({"t": self._now(), "request": request, "sent": True})
+
+    def tick(self) -> None:
+        if self.start_s is None:
+            return
+        now = self._now()
+        for request in self.script.advance(now - self.start_s):
+            self.log.info(f"script: {request}")
+            self._call(request)
+        msg = self._Twist()
+        msg.linear.x, msg.linear.y, msg.angular.z = (float(v) for v in self.script.command)
+        self.cmd_pub.publish(msg)
+        self.log_rows.append({"t": round(now, 4), "cmd": [round(float(v), 4) for v in self.script.command]})
+
+    def write_metrics(self) -> None:
+        if self.run_dir is None:
+            return
+        write_json(self.run_dir / "script.json", {"start_s": self.start_s, "log": self.log_rows})
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    args = parse_node_args(__doc__ or "", argv)
+    node = ScriptNode(args.config, args.run_dir, args.ros_args)
+    mark_ready(args.run_dir, "script")
+    try:
+        rclpy.spin(node.node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.write_metrics()
+        node.node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

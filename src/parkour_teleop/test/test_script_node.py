@@ -1,0 +1,10 @@
+import dataclasses
+
+from parkour_core.config import ScriptStep
+from parkour_teleop.script_node import SERVICES
+
+
+def test_every_script_request_has_a_service():
+    field = next(f for f in dataclasses.fields(ScriptStep) if f.name == "request")
+    requests = set(field.metadata["choices"]) - {""}
+    assert requests == set(SERVICES)
