@@ -42,7 +42,7 @@ class BridgeConfig:
     initial_base_height_m: float = _bounded(0.0, 0.0, 2.0, doc="0: the robot's standing height")
     lockstep_policy: bool = _bounded(True, doc="hold sim time until the policy's targets for the last tick arrive")
     lockstep_slack_s: float = _bounded(0.01, 0.0, 0.1, doc="sim time allowed past one policy period")
-    lockstep_timeout_wall_s: float = _bounded(0.5, 0.05, 10.0, doc="policy silent this long: stop waiting for it")
+    lockstep_timeout_wall_s: float = _bounded(2.0, 0.05, 10.0, doc="policy silent this long: stop waiting for it")
 
 
 @dataclass(frozen=True)

@@ -135,9 +135,13 @@ def clamp_command(spec: RobotSpec, cmd: JointCommand, q: FloatArray, dq: FloatAr
     """Keep targets inside joint limits and the PD torque estimate inside effort limits.
 
     Returns the clamped command and how many joint values were changed. A non-finite
-    command becomes damping: never pass NaN to the motors.
+    command or measured state becomes damping: never pass NaN to the motors.
+
+    The torque bound holds per joint when q is inside its limits and the damping plus
+    feed-forward terms alone are within the effort limit: only the position target moves.
     """
-    if not cmd.is_finite():
+    state_finite = bool(np.all(np.isfinite(q)) and np.all(np.isfinite(dq)))
+    if not (cmd.is_finite() and state_finite):
         return damp_command(spec, float(np.max(spec.kd_stand))), spec.num_joints
     q_target = np.clip(cmd.q, spec.q_min, spec.q_max)
     clamps = int(np.count_nonzero(q_target != cmd.q))

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import numpy as np
+
+from parkour_core.config import ScriptStep
+from parkour_core.script import Script
+
+
+def steps() -> list[ScriptStep]:
+    # Deliberately out of time order: Script sorts them.
+    return [
+        ScriptStep(at_s=4.0, cmd=[0.5, 0.0, 0.0]),
+        ScriptStep(at_s=0.2, request="stand_up"),
+        ScriptStep(at_s=3.5, request="activate"),
+        ScriptStep(at_s=2.5, request="release_band"),
+        ScriptStep(at_s=14.0, cmd=[0.3, 0.0, 0.5]),
+        ScriptStep(at_s=18.0, cmd=[0.0, 0.0, 0.0]),
+    ]
+
+
+def test_requests_fire_once_in_time_order():
+    s = Script(steps())
+    fired = []
+    for k in range(0, 2001):
+        fired += s.advance(k * 0.01)
+    assert fired == ["stand_up", "release_band", "activate"]
+    assert s.done
+
+
+def test_advance_returns_requests_due_exactly_at_time():
+    s = Script(steps())
+    assert s.advance(0.19) == []
+    assert s.advance(0.2) == ["stand_up"]
+    assert s.advance(0.2) == []
+    assert s.advance(3.5) == ["release_band", "activate"]
+    assert s.advance(100.0) == []
+    assert s.done
+
+
+def test_command_is_held_until_replaced():
+    s = Script(steps())
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    s.advance(3.9)
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    s.advance(4.0)
+    np.testing.assert_array_equal(s.command, [0.5, 0, 0])
+    s.advance(13.9)
+    np.testing.assert_array_equal(s.command, [0.5, 0, 0])
+    s.advance(14.0)
+    np.testing.assert_array_equal(s.command, [0.3, 0, 0.5])
+    s.advance(17.0)
+    np.testing.assert_array_equal(s.command, [0.3, 0, 0.5])
+    s.advance(18.0)
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    assert s.command.dtype == np.float64
+
+
+def test_big_jump_holds_the_latest_cmd():
+    s = Script(steps())
+    assert s.advance(15.0) == ["stand_up", "release_band", "activate"]
+    np.testing.assert_array_equal(s.command, [0.3, 0, 0.5])
+    assert not s.done
+
+
+def test_empty_script():
+    s = Script([])
+    assert s.done
+    assert s.advance(10.0) == []
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+
+
+def test_script_from_config_file(repo_root):
+    from parkour_core.config import load_config
+
+    s = Script(load_config(repo_root / "config" / "g1_sim.yaml").script_steps())
+    assert s.advance(5.0) == ["stand_up", "release_band", "activate"]
+    np.testing.assert_array_equal(s.command, [0.5, 0, 0])
