@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+from parkour_core.bundle import read_manifest
+from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.nodeargs import parse_node_args
@@ -53,7 +55,9 @@ class MujocoBridge:
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
         self.last_target_sim_s: float | None = None
         self.last_target_wall = 0.0
-        self.policy_period_s = 0.02
+        # The nominal period, not one estimated from stamps: stamp jitter would shrink an estimate
+        # below the real period and hold the clock short of the policy's next tick (a deadlock).
+        self.policy_period_s = 1.0 / read_manifest(resolve_bundle(cfg.policy.bundle)).policy_hz
         self.lockstep_waits = 0
         self.lockstep_wait_wall_s = 0.0
         self._executor = SingleThreadedExecutor()
@@ -80,10 +84,7 @@ class MujocoBridge:
         return response
 
     def _on_targets(self, msg) -> None:
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if self.last_target_sim_s is not None and stamp > self.last_target_sim_s:
-            self.policy_period_s = min(0.1, stamp - self.last_target_sim_s)
-        self.last_target_sim_s = stamp
+        self.last_target_sim_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         self.last_target_wall = time.perf_counter()
 
     def _wait_for_policy(self) -> None:
@@ -202,10 +203,13 @@ class MujocoBridge:
     def shutdown(self) -> None:
         import rclpy
 
-        self._executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
+        # Stop the spin thread before tearing rclpy down under it (that aborts the process).
         if rclpy.ok():
             rclpy.shutdown()
+        if self._spin_thread.is_alive():
+            self._spin_thread.join(timeout=5.0)
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
 
 
 def main(argv: list[str] | None = None) -> int:
