@@ -23,8 +23,6 @@ from parkour_core.stats import write_json
 from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
 from parkour_sim.physics import RobotSim
 
-FALL_HEIGHT_M = 0.45
-FALL_TILT_RAD = 1.0
 TRAJECTORY_HZ = 50.0
 
 
@@ -128,7 +126,7 @@ class MujocoBridge:
             strict=True,
         ):
             tr[key].append(round(float(value), 5))
-        if self.band_released_at_s is not None and not self.fell and (pos[2] < FALL_HEIGHT_M or s.tilt > FALL_TILT_RAD):
+        if self.band_released_at_s is not None and not self.fell and s.fallen():
             self.fell = True
             self.fell_at_s = s.time
 

@@ -18,6 +18,10 @@ from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
 from parkour_sim.scene import build_model
 
+# The base this low or this tilted counts as a fall (reports and evaluation, not safety logic).
+FALL_HEIGHT_M = 0.45
+FALL_TILT_RAD = 1.0
+
 
 @dataclass(frozen=True)
 class ElasticBand:
@@ -144,6 +148,9 @@ class RobotSim:
     @property
     def tilt(self) -> float:
         return tilt_rad(self.data.qpos[3:7])
+
+    def fallen(self) -> bool:
+        return bool(self.data.qpos[2] < FALL_HEIGHT_M or self.tilt > FALL_TILT_RAD)
 
     @property
     def time(self) -> float:

@@ -15,9 +15,6 @@ from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.safety import JointCommand
 from parkour_sim.physics import RobotSim
 
-FALL_HEIGHT_M = 0.45
-FALL_TILT_RAD = 1.0
-
 
 @dataclass
 class RolloutResult:
@@ -55,6 +52,6 @@ def rollout(
             targets = runner.step(RobotState(sim.q, sim.dq, sim.quat_wxyz, sim.gyro), cmd)
             sim.set_command(JointCommand(targets, np.zeros(n), kp, kd, np.zeros(n)), enabled)
         sim.step()
-        if sim.base_pos[2] < FALL_HEIGHT_M or sim.tilt > FALL_TILT_RAD:
+        if sim.fallen():
             return RolloutResult(sim.time, start, sim.base_pos)
     return RolloutResult(None, start, sim.base_pos)
