@@ -8,6 +8,7 @@ than the robot has joints).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,32 +75,36 @@ class RobotSpec:
         return tuple(j.name for j in self.joints)
 
     def _column(self, attr: str) -> FloatArray:
-        return np.array([getattr(j, attr) for j in self.joints], dtype=np.float64)
+        # Built once per spec (the supervisor reads these every tick) and read-only, so no caller
+        # can change the robot's limits by writing into a returned array.
+        column = np.array([getattr(j, attr) for j in self.joints], dtype=np.float64)
+        column.setflags(write=False)
+        return column
 
-    @property
+    @cached_property
     def q_min(self) -> FloatArray:
         return self._column("q_min")
 
-    @property
+    @cached_property
     def q_max(self) -> FloatArray:
         return self._column("q_max")
 
-    @property
+    @cached_property
     def dq_max(self) -> FloatArray:
         return self._column("dq_max")
 
-    @property
+    @cached_property
     def tau_max(self) -> FloatArray:
         return self._column("tau_max")
 
-    @property
+    @cached_property
     def default_q(self) -> FloatArray:
         return self._column("default_q")
 
-    @property
+    @cached_property
     def kp_stand(self) -> FloatArray:
         return self._column("kp_stand")
 
-    @property
+    @cached_property
     def kd_stand(self) -> FloatArray:
         return self._column("kd_stand")
