@@ -41,7 +41,7 @@ $PY -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
     || { echo "setup.sh: .venv must be Python 3.11 (remove .venv and retry)" >&2; exit 1; }
 
 log "pip: runtime dependencies"
-"${PIP[@]}" install -q -r requirements/runtime.txt -c requirements/constraints.txt
+"${PIP[@]}" install -q -r requirements/runtime.txt -r requirements/training.txt -c requirements/constraints.txt
 
 # ---------------------------------------------------------------- cyclonedds 0.10.2
 if $PY -c 'import cyclonedds' 2>/dev/null; then
@@ -69,7 +69,7 @@ log "pip: asset packages (--require-hashes)"
 
 # ---------------------------------------------------------------- our packages (editable)
 log "pip: editable src/ packages"
-PACKAGES=(parkour_core parkour_sim parkour_safety parkour_control parkour_teleop parkour_bringup)
+PACKAGES=(parkour_core parkour_perception parkour_sim parkour_safety parkour_control parkour_teleop parkour_bringup)
 editable=()
 for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
 "${PIP[@]}" install -q --no-deps "${editable[@]}"

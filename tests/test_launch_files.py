@@ -64,7 +64,7 @@ def test_launch_config_files_exist(launch_file: Path) -> None:
 def test_packages_found() -> None:
     names = {p.name for p in PACKAGES}
     assert {"parkour_core", "parkour_sim", "parkour_safety", "parkour_control", "parkour_teleop",
-            "parkour_bringup"} <= names  # fmt: skip
+            "parkour_bringup", "parkour_perception"} <= names  # fmt: skip
 
 
 @pytest.mark.parametrize("pkg", PACKAGES, ids=lambda p: p.name)

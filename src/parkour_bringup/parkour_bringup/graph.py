@@ -21,6 +21,7 @@ MODULES = {
     "supervisor": "parkour_safety.supervisor_node",
     "policy": "parkour_control.policy_node",
     "script": "parkour_teleop.script_node",
+    "depth": "parkour_perception.depth_node",
 }
 
 

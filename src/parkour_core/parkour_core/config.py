@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from parkour_core.depth import D435_CROP, DepthSpec
+
 
 class ConfigError(ValueError):
     pass
@@ -65,6 +67,56 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class DepthConfig:
+    """The policy image both cameras publish, and when consumers call a frame stale."""
+
+    height: int = _bounded(58, 8, 480)
+    width: int = _bounded(87, 8, 848)
+    near_m: float = _bounded(0.0, 0.0, 5.0, doc="trained depth range: closer is clipped")
+    far_m: float = _bounded(2.0, 0.1, 10.0, doc="trained depth range: farther and holes read as far")
+    crop: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        list(D435_CROP), doc="[top, bottom, left, right] fractions removed before resizing (D435 border)"
+    )
+    stale_after_s: float = _bounded(0.25, 0.02, 5.0, doc="depth older than this (now - stamp) is stale")
+
+    def spec(self) -> DepthSpec:
+        top, bottom, left, right = (float(x) for x in self.crop)
+        return DepthSpec(self.height, self.width, self.near_m, self.far_m, (top, bottom, left, right))
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    """The RealSense D435/D435i on the robot (depth_node)."""
+
+    enabled: bool = _bounded(True, doc="run depth_node in robot mode")
+    serial: str = _bounded("", doc="camera serial number; empty: the first RealSense found")
+    width: int = _bounded(480, 256, 1280, doc="z16 stream width (the camera must support width x height @ fps)")
+    height: int = _bounded(270, 144, 720)
+    fps: int = _bounded(60, 6, 90)
+    publish_raw: bool = _bounded(False, doc="also publish /camera/depth/image_raw (16UC1)")
+    frame_timeout_s: float = _bounded(0.5, 0.05, 5.0, doc="no frame for this long: report a gap, reconnect")
+    reconnect_period_s: float = _bounded(1.0, 0.1, 30.0, doc="time between attempts to open the camera")
+
+
+@dataclass(frozen=True)
+class SimCameraConfig:
+    """The simulated D435i in the MuJoCo bridge, with the training noise model."""
+
+    enabled: bool = _bounded(True)
+    method: str = _bounded("raycast", choices=("raycast", "render"), doc="mj_multiRay or offscreen OpenGL")
+    width: int = _bounded(87, 8, 848, doc="rendered pixels over the 87x58 deg field of view")
+    height: int = _bounded(58, 8, 480)
+    hz: float = _bounded(30.0, 1.0, 90.0)
+    latency_min_s: float = _bounded(0.06, 0.0, 0.5, doc="exposure-to-publish latency, uniform in [min, max]")
+    latency_max_s: float = _bounded(0.08, 0.0, 0.5)
+    offset_max_m: float = _bounded(0.03, 0.0, 0.2, doc="per-frame depth offset, uniform in [-max, max]")
+    noise_sigma_m: float = _bounded(0.03, 0.0, 0.2, doc="per-pixel Gaussian noise")
+    hole_fraction: float = _bounded(0.01, 0.0, 0.5, doc="pixels dropped to 0 (no stereo match)")
+    seed: int = _bounded(0, 0, 2**31 - 1)
+    publish_raw: bool = _bounded(False, doc="also publish /camera/depth/image_raw (16UC1)")
+
+
+@dataclass(frozen=True)
 class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
     request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "release_band"))
@@ -89,6 +141,9 @@ class StackConfig:
     bridge: BridgeConfig = field(default_factory=BridgeConfig)
     supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    depth: DepthConfig = field(default_factory=DepthConfig)
+    camera: CameraConfig = field(default_factory=CameraConfig)
+    sim_camera: SimCameraConfig = field(default_factory=SimCameraConfig)
     script: ScriptConfig = field(default_factory=ScriptConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
@@ -159,6 +214,15 @@ def parse(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
+    if isinstance(obj, DepthConfig):
+        if len(obj.crop) != 4 or not all(isinstance(x, int | float) for x in obj.crop):
+            raise ConfigError(f"{prefix}.crop: expected [top, bottom, left, right] fractions, got {obj.crop!r}")
+        try:
+            obj.spec()
+        except ValueError as e:
+            raise ConfigError(f"{prefix}: {e}") from None
+    if isinstance(obj, SimCameraConfig) and obj.latency_min_s > obj.latency_max_s:
+        raise ConfigError(f"{prefix}: latency_min_s {obj.latency_min_s} exceeds latency_max_s {obj.latency_max_s}")
     if isinstance(obj, ScriptStep):
         if bool(obj.request) == bool(obj.cmd):
             raise ConfigError(f"{prefix}: a script step has either 'request' or 'cmd', not both or neither")
