@@ -87,9 +87,9 @@ def area_weights(n_in: int, n_out: int) -> Float32Array:
     hi = edges[1:, None]
     pixel = np.arange(n_in, dtype=np.float64)[None, :]
     overlap = np.clip(np.minimum(hi, pixel + 1.0) - np.maximum(lo, pixel), 0.0, None)
-    weights = overlap / (n_in / n_out)
-    weights.flags.writeable = False
-    return weights.astype(np.float32)
+    weights = (overlap / (n_in / n_out)).astype(np.float32)
+    weights.flags.writeable = False  # cached and shared: nobody may change it
+    return weights
 
 
 def crop_pixels(shape: tuple[int, int], crop: tuple[float, float, float, float]) -> tuple[slice, slice]:
@@ -119,7 +119,8 @@ def preprocess_depth(
     metres[holes] = spec.far_m
     np.clip(metres, spec.near_m, spec.far_m, out=metres)  # +inf -> far
     if metres.shape != (spec.height, spec.width):
-        metres = area_weights(metres.shape[0], spec.height) @ metres @ area_weights(metres.shape[1], spec.width).T
+        rows_w, cols_w = area_weights(metres.shape[0], spec.height), area_weights(metres.shape[1], spec.width)
+        metres = np.asarray(rows_w @ metres @ cols_w.T, dtype=np.float32)
     scale = np.float32(1.0 / (spec.far_m - spec.near_m))
     if out is None:
         out = np.empty((spec.height, spec.width), dtype=np.float32)
