@@ -1,5 +1,12 @@
 """Model bundles: a folder with ``manifest.json`` and ONNX files.
 
+Two kinds share one format. A blind policy has one model (``models.policy``: obs -> action).
+The parkour student is a pair: ``models.depth_backbone`` (depth image -> latent) and
+``models.policy`` (obs, latent, hidden -> action, hidden), with the recurrent state as explicit
+input and output (``recurrent.hidden_shape``) so the runtime owns it and can reset it; the
+manifest then also holds ``depth`` (the preprocessing it was trained on, latent size, camera rate
+and trained latency) and, if it reads the discrete command, ``command`` (levels and sectors).
+
 Loading verifies, in order: the manifest parses and is complete, the robot and joints match
 the robot spec, every file exists with the recorded SHA-256, and the ONNX inputs/outputs have
 the shapes the manifest implies. Any failure raises :class:`BundleError` whose message says
@@ -15,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from parkour_core.command import DiscreteCommandSpec
+from parkour_core.depth import DepthSpec
 from parkour_core.hashing import sha256_file
 from parkour_core.obs import ObsTerm, observation_size
 from parkour_core.robots import RobotSpec, get_robot
@@ -35,6 +44,37 @@ class ModelIO:
 
 
 @dataclass(frozen=True)
+class DepthInput:
+    """What the depth backbone was trained on."""
+
+    spec: DepthSpec
+    latent_dim: int
+    camera_hz: float = 30.0
+    latency_s: tuple[float, float] = (0.06, 0.08)  # trained exposure-to-use latency range
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.spec.to_dict(),
+            "latent_dim": self.latent_dim,
+            "camera_hz": self.camera_hz,
+            "latency_s": list(self.latency_s),
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> DepthInput:
+        own = {"latent_dim", "camera_hz", "latency_s"}
+        latency = tuple(float(x) for x in d.get("latency_s", (0.06, 0.08)))
+        if len(latency) != 2 or not 0.0 <= latency[0] <= latency[1]:
+            raise ValueError(f"depth.latency_s must be [min, max] with 0 <= min <= max, got {list(latency)}")
+        return DepthInput(
+            spec=DepthSpec.from_dict({k: v for k, v in d.items() if k not in own}),
+            latent_dim=int(d["latent_dim"]),
+            camera_hz=float(d.get("camera_hz", 30.0)),
+            latency_s=(latency[0], latency[1]),
+        )
+
+
+@dataclass(frozen=True)
 class Manifest:
     name: str
     robot: str
@@ -49,12 +89,24 @@ class Manifest:
     policy: ModelIO
     files: dict[str, str]
     gait_period_s: float | None = None
+    depth_backbone: ModelIO | None = None
+    depth: DepthInput | None = None
+    hidden_shape: tuple[int, ...] | None = None
+    command: DiscreteCommandSpec | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
     @property
     def obs_size(self) -> int:
         return observation_size(self.obs_terms)
+
+    @property
+    def uses_depth(self) -> bool:
+        return self.depth_backbone is not None
+
+    @property
+    def recurrent(self) -> bool:
+        return self.hidden_shape is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,8 +123,13 @@ class Manifest:
             "gait": None if self.gait_period_s is None else {"period_s": self.gait_period_s},
             "rates": {"policy_hz": self.policy_hz},
             "models": {
-                "policy": {"file": self.policy.file, "inputs": self.policy.inputs, "outputs": self.policy.outputs}
+                role: {"file": io.file, "inputs": io.inputs, "outputs": io.outputs}
+                for role, io in (("policy", self.policy), ("depth_backbone", self.depth_backbone))
+                if io is not None
             },
+            "depth": None if self.depth is None else self.depth.to_dict(),
+            "recurrent": None if self.hidden_shape is None else {"hidden_shape": list(self.hidden_shape)},
+            "command": None if self.command is None else self.command.to_dict(),
             "files": dict(self.files),
             "provenance": self.provenance,
         }
@@ -87,7 +144,11 @@ class Manifest:
                     "re-export the bundle with this version of training/export"
                 )
             policy = d["models"]["policy"]
+            backbone = d["models"].get("depth_backbone")
             gait = d.get("gait")
+            depth = d.get("depth")
+            recurrent = d.get("recurrent")
+            command = d.get("command")
             return Manifest(
                 format_version=version,
                 name=str(d["name"]),
@@ -103,6 +164,12 @@ class Manifest:
                 policy=ModelIO(str(policy["file"]), dict(policy["inputs"]), dict(policy["outputs"])),
                 files={str(k): str(v) for k, v in d["files"].items()},
                 gait_period_s=None if gait is None else float(gait["period_s"]),
+                depth_backbone=None
+                if backbone is None
+                else ModelIO(str(backbone["file"]), dict(backbone["inputs"]), dict(backbone["outputs"])),
+                depth=None if depth is None else DepthInput.from_dict(depth),
+                hidden_shape=None if recurrent is None else tuple(int(x) for x in recurrent["hidden_shape"]),
+                command=None if command is None else DiscreteCommandSpec.from_dict(command),
                 provenance=dict(d.get("provenance", {})),
             )
         except KeyError as e:
@@ -154,8 +221,33 @@ def check_contract(m: Manifest, robot: RobotSpec) -> None:
             raise BundleError(f"bundle {m.name!r}: {key} has {len(getattr(m, key))} values for {n} joints")
     if not (0.0 < m.policy_hz <= 1000.0):
         raise BundleError(f"bundle {m.name!r}: rates.policy_hz {m.policy_hz} is outside (0, 1000]")
-    if m.policy.file not in m.files:
-        raise BundleError(f"bundle {m.name!r}: the policy file {m.policy.file!r} has no SHA-256 in 'files'")
+    for role, io in (("policy", m.policy), ("depth_backbone", m.depth_backbone)):
+        if io is not None and io.file not in m.files:
+            raise BundleError(f"bundle {m.name!r}: the {role} file {io.file!r} has no SHA-256 in 'files'")
+    _check_student_contract(m)
+
+
+def _check_student_contract(m: Manifest) -> None:
+    """The depth and recurrent parts must come as complete pairs of manifest entries and model I/O."""
+    if m.uses_depth != (m.depth is not None):
+        raise BundleError(
+            f"bundle {m.name!r}: models.depth_backbone and the 'depth' section come together "
+            f"(backbone {'present' if m.uses_depth else 'absent'}, depth {'present' if m.depth else 'absent'})"
+        )
+    if m.depth_backbone is not None:
+        for role, names in (("depth", m.depth_backbone.inputs), ("latent", m.depth_backbone.outputs)):
+            if role not in names:
+                raise BundleError(f"bundle {m.name!r}: models.depth_backbone has no {role!r} role")
+        if "latent" not in m.policy.inputs:
+            raise BundleError(f"bundle {m.name!r}: a depth bundle's policy needs a 'latent' input role")
+    if m.recurrent:
+        if "hidden" not in m.policy.inputs or "hidden" not in m.policy.outputs:
+            raise BundleError(f"bundle {m.name!r}: a recurrent policy needs 'hidden' in its inputs and outputs")
+        if not m.hidden_shape or any(d < 1 for d in m.hidden_shape):
+            raise BundleError(f"bundle {m.name!r}: recurrent.hidden_shape {m.hidden_shape} must be positive dims")
+    uses_discrete = any(t.name == "command_discrete" for t in m.obs_terms)
+    if uses_discrete and m.command is None:
+        raise BundleError(f"bundle {m.name!r}: the term command_discrete needs a 'command' section (levels, sectors)")
 
 
 def check_files(path: Path, m: Manifest) -> None:

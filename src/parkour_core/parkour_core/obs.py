@@ -7,7 +7,7 @@ each term are data in the bundle manifest, never hidden in code.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +29,8 @@ class ObsInput:
     last_action: FloatArray  # raw policy output of the previous tick
     default_q: FloatArray
     gait_phase: FloatArray  # per-foot phase (rad); empty when the policy has no gait clock
+    # (speed level, heading sector) from parkour_core.command; empty when the policy has none
+    command_discrete: FloatArray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ def _command_ang_vel(o: ObsInput) -> FloatArray:
     return o.command[2:3]
 
 
+def _command_discrete(o: ObsInput) -> FloatArray:
+    return o.command_discrete
+
+
 def _dof_pos(o: ObsInput) -> FloatArray:
     return o.q - o.default_q
 
@@ -93,6 +99,7 @@ TERMS: dict[str, Callable[[ObsInput], FloatArray]] = {
     "actions": _actions,
     "base_ang_vel": _base_ang_vel,
     "command_ang_vel": _command_ang_vel,
+    "command_discrete": _command_discrete,
     "command_lin_vel": _command_lin_vel,
     "cos_phase": _cos_phase,
     "dof_pos": _dof_pos,

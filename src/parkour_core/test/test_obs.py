@@ -16,6 +16,7 @@ def make_input(n: int = 4) -> ObsInput:
         last_action=np.linspace(-3.0, 3.0, n),
         default_q=np.full(n, 0.5),
         gait_phase=np.array([0.3, 0.3 - np.pi]),
+        command_discrete=np.array([2.0, 7.0]),
     )
 
 
@@ -104,8 +105,13 @@ def test_from_dict_rejects_unknown_keys():
 def test_every_known_term_is_buildable():
     o = make_input()
     dims = {"actions": 4, "dof_pos": 4, "dof_vel": 4, "base_ang_vel": 3, "projected_gravity": 3}
-    dims |= {"command_lin_vel": 2, "command_ang_vel": 1, "sin_phase": 2, "cos_phase": 2}
+    dims |= {"command_lin_vel": 2, "command_ang_vel": 1, "sin_phase": 2, "cos_phase": 2, "command_discrete": 2}
     assert set(dims) == set(TERMS)
     out = build_observation([ObsTerm(n, d) for n, d in dims.items()], o)
     assert out.shape == (sum(dims.values()),)
     assert np.all(np.isfinite(out))
+
+
+def test_command_discrete_term_reads_the_mapped_command():
+    out = build_observation([ObsTerm("command_discrete", 2, scale=0.5)], make_input())
+    np.testing.assert_array_equal(out, [1.0, 3.5])

@@ -1,0 +1,40 @@
+"""onnxruntime sessions for the control loop: one place decides threads, providers and optimisation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+
+def choose_providers(requested: str = "auto") -> list[str]:
+    """``auto``: CUDA where onnxruntime-gpu and a GPU exist (a Jetson), else CPU; or ``cpu``/``cuda``."""
+    import onnxruntime as ort
+
+    available = ort.get_available_providers()
+    if requested == "cpu":
+        return [CPU]
+    if requested == "cuda":
+        if CUDA not in available:
+            raise RuntimeError(f"policy.providers is 'cuda' but onnxruntime offers only {available}")
+        return [CUDA, CPU]
+    return [CUDA, CPU] if CUDA in available else [CPU]
+
+
+def make_session(path: Path, intra_op_threads: int = 1, providers: Sequence[str] | None = None) -> Any:
+    """A session tuned for batch-1 control: by default 1 intra-op thread on the calling thread.
+
+    One thread keeps the step on one core, where it does not fight the DDS and executor threads
+    for the other; two threads are faster on an idle machine and collapse on a busy one.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = intra_op_threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=list(providers or [CPU]))
