@@ -1,56 +1,129 @@
-"""policy_node: runs the configured bundle at its rate on a drift-free timer.
+"""policy_node: runs the configured bundle at its rate on a drift-free timer; swaps models live.
 
-Reads ``/robot/joint_states`` and ``/robot/imu`` (from the supervisor), ``/cmd_vel`` and
-``/supervisor/state``; publishes ``/policy/joint_targets``. The policy's own state (previous
-action, gait clock) is reset whenever the supervisor enters ACTIVE. The model is loaded in
-the constructor and verified (hashes, contract, ONNX I/O) before the timer starts.
+Reads ``/robot/joint_states`` and ``/robot/imu`` (from the supervisor), ``/cmd_vel``,
+``/supervisor/state`` and ``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
+``header.frame_id`` names the bundle that produced them), the latched ``/policy/bundle`` (name,
+path and PD gains of every bundle before it drives the robot, so the supervisor applies the
+right gains) and ``/diagnostics``.
+
+A depth student runs its backbone when a new frame is released (optionally held back to the
+trained latency) and its GRU every tick; the recurrent state is reset whenever the supervisor
+enters ACTIVE. Setting the ``bundle`` parameter (``parkour model swap``) loads, verifies, warms
+up and shadow-runs the new model on live observations, then switches at a tick boundary; a bad
+bundle is refused with the reason while the old model keeps running.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from parkour_core.bundle import load_bundle
+from parkour_control.depth_input import DepthLatencyGate, FrameRate
+from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
+from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
+from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import summary_ms, write_json
+
+DIAGNOSTICS_PERIOD_S = 1.0
 
 
 def _stamp_s(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def bundle_announcement(bundle: Bundle) -> str:
+    """The latched /policy/bundle message: what the supervisor needs to run this bundle's targets."""
+    m = bundle.manifest
+    return json.dumps(
+        {
+            "name": m.name,
+            "path": str(bundle.path),
+            "kp": list(m.kp),
+            "kd": list(m.kd),
+            "uses_depth": m.uses_depth,
+        }
+    )
+
+
+def _reentrant_default_node(name: str):
+    """A node whose default callback group is reentrant.
+
+    rclpy puts the parameter services and the ``/clock`` subscription in the default group. A
+    swap blocks in the parameter callback while its candidate shadow-runs; with the stock
+    mutually exclusive group that would also stop ``/clock``, freezing sim time for the tick.
+    """
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.node import Node
+
+    class ReentrantDefaultNode(Node):
+        def __init__(self) -> None:
+            self._reentrant_default = ReentrantCallbackGroup()
+            super().__init__(name)
+
+        @property
+        def default_callback_group(self):
+            return self._reentrant_default
+
+    return ReentrantDefaultNode()
+
+
 class PolicyNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import Twist
-        from rclpy.qos import DurabilityPolicy, QoSProfile
-        from sensor_msgs.msg import Imu, JointState
+        from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import Image, Imu, JointState
         from std_msgs.msg import String
 
         self.cfg = cfg
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
+        self.depth_spec = cfg.depth.spec()
+        self.providers = choose_providers(cfg.policy.providers)
         bundle = load_bundle(resolve_bundle(cfg.policy.bundle), robot=self.spec)
-        self.runner = PolicyRunner(bundle, intra_op_threads=cfg.policy.intra_op_threads)
+        self.runner = self._make_runner(bundle)
         self.period_s = 1.0 / bundle.manifest.policy_hz
+        self._SetParametersResult = SetParametersResult
 
         rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
-        self.node = rclpy.create_node("policy_node")
+        self.node = _reentrant_default_node("policy_node")
         self.log = self.node.get_logger()
-        self.targets_pub = self.node.create_publisher(JointState, "/policy/joint_targets", 10)
-        self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
-        self.node.create_subscription(Imu, "/robot/imu", self._on_imu, 10)
-        self.node.create_subscription(Twist, "/cmd_vel", self._on_cmd_vel, 10)
+        # The tick has a group of its own so a swap's loading (in the parameter callback) and the
+        # inputs never delay it; a multi-threaded executor runs the groups side by side.
+        tick_group = MutuallyExclusiveCallbackGroup()
+        input_group = MutuallyExclusiveCallbackGroup()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.node.create_subscription(String, "/supervisor/state", self._on_supervisor_state, latched)
+        self.targets_pub = self.node.create_publisher(JointState, "/policy/joint_targets", 10)
+        self.bundle_pub = self.node.create_publisher(
+            String,
+            "/policy/bundle",
+            QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        for msg_type, topic, callback in (
+            (JointState, "/robot/joint_states", self._on_joints),
+            (Imu, "/robot/imu", self._on_imu),
+            (Twist, "/cmd_vel", self._on_cmd_vel),
+            (Image, "/camera/depth/policy", self._on_depth),
+        ):
+            self.node.create_subscription(msg_type, topic, callback, 10, callback_group=input_group)
+        self.node.create_subscription(
+            String, "/supervisor/state", self._on_supervisor_state, latched, callback_group=input_group
+        )
         self._JointState = JointState
+        self._String = String
 
         self.q: np.ndarray | None = None
         self.dq: np.ndarray | None = None
@@ -60,20 +133,59 @@ class PolicyNode:
         self.command = np.zeros(3)
         self.command_t: float | None = None
         self.supervisor_state = "UNKNOWN"
+        self._reset_requested = False
+
+        self.depth_gate = self._make_gate(bundle)
+        self.depth_rate = FrameRate()
+        self.depth_rejected = 0
+        self.last_depth_stamp_s: float | None = None
+        self.last_depth_image: np.ndarray | None = None
 
         self.periods: list[float] = []
         self.periods_wall: list[float] = []
+        self.period_ticks: list[int] = []  # tick index of each period (to place swaps on the histogram)
         self.inference_s: list[float] = []
+        self.backbone_s: list[float] = []
         self.state_ages: list[float] = []
+        self.depth_ages: list[float] = []  # age of the depth behind the latent (or newest frame) at each tick
         self.deadline_misses = 0
+        self.nonfinite_ticks = 0
         self.ticks = 0
         self._last_tick: float | None = None
         self._last_tick_wall: float | None = None
-        self.timer = self.node.create_timer(self.period_s, self.tick)
+        self._last_targets: np.ndarray | None = None
+
+        self._swap_lock = threading.Lock()  # one swap at a time
+        self._shadow: ShadowRun | None = None
+        self._switch_to: ShadowRun | None = None
+        self._switched = threading.Event()
+        self.swaps: list[dict] = []
+        self._announce(bundle)
+        self.node.declare_parameter(
+            "bundle",
+            cfg.policy.bundle,
+            ParameterDescriptor(description="running bundle (name or folder); set it to swap models live"),
+        )
+        self.node.add_on_set_parameters_callback(self._on_set_parameters)
+        self.timer = self.node.create_timer(self.period_s, self.tick, callback_group=tick_group)
+        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics, callback_group=input_group)
+
+    # ------------------------------------------------------------------ setup helpers
+    def _make_runner(self, bundle: Bundle) -> PolicyRunner:
+        return PolicyRunner(bundle, intra_op_threads=self.cfg.policy.intra_op_threads, providers=self.providers)
+
+    def _make_gate(self, bundle: Bundle) -> DepthLatencyGate:
+        depth = bundle.manifest.depth
+        latency = depth.latency_s if (depth is not None and self.cfg.policy.emulate_depth_latency) else None
+        return DepthLatencyGate(latency)
+
+    def _announce(self, bundle: Bundle) -> None:
+        self.bundle_pub.publish(self._String(data=bundle_announcement(bundle)))
 
     def _now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
+    # ------------------------------------------------------------------ inputs
     def _on_joints(self, msg) -> None:
         self.q = np.asarray(msg.position, dtype=np.float64)
         self.dq = np.asarray(msg.velocity, dtype=np.float64)
@@ -89,9 +201,26 @@ class PolicyNode:
         self.command = np.array([msg.linear.x, msg.linear.y, msg.angular.z])
         self.command_t = self._now()
 
+    def _on_depth(self, msg) -> None:
+        spec = self.depth_spec
+        if msg.encoding != "32FC1" or (msg.height, msg.width) != (spec.height, spec.width):
+            self.depth_rejected += 1
+            self.log.error(
+                f"depth frame {msg.width}x{msg.height} {msg.encoding} ignored: expected "
+                f"{spec.width}x{spec.height} 32FC1 (config depth section)",
+                throttle_duration_sec=5.0,
+            )
+            return
+        stamp = _stamp_s(msg.header.stamp)
+        image = np.frombuffer(bytes(msg.data), dtype=np.float32).reshape(spec.height, spec.width)
+        self.depth_rate.add(stamp)
+        self.last_depth_stamp_s = stamp
+        self.last_depth_image = image
+        self.depth_gate.push(image, stamp)
+
     def _on_supervisor_state(self, msg) -> None:
-        if msg.data == "ACTIVE" and self.supervisor_state != "ACTIVE":
-            self.runner.reset()
+        if msg.data == "ACTIVE" and self.supervisor_state not in ("ACTIVE", "BLIND"):
+            self._reset_requested = True  # done in the tick: the runner is the tick's alone
         self.supervisor_state = msg.data
 
     def _command_now(self, now: float) -> np.ndarray:
@@ -99,29 +228,171 @@ class PolicyNode:
             return np.zeros(3)
         return self.command
 
-    def tick(self) -> None:
-        now = self._now()
-        wall = time.perf_counter()
-        if self._last_tick is not None:
+    # ------------------------------------------------------------------ the control tick
+    def _account_period(self, now: float, wall: float) -> None:
+        if self._last_tick is not None and self._last_tick_wall is not None:
             period = now - self._last_tick
             self.periods.append(period)
-            self.periods_wall.append(wall - self._last_tick_wall)  # type: ignore[operator]
+            self.periods_wall.append(wall - self._last_tick_wall)
+            self.period_ticks.append(self.ticks)
             if period > 1.5 * self.period_s:
                 self.deadline_misses += 1
         self._last_tick, self._last_tick_wall = now, wall
+
+    def _switch_if_ready(self) -> None:
+        shadow = self._switch_to
+        if shadow is None:
+            return
+        if self._last_targets is not None:
+            shadow.adopt_executed(self._last_targets)
+        self.runner = shadow.runner
+        self._switch_to = None
+        self._shadow = None
+        self._switched.set()
+
+    def tick(self) -> None:
+        now = self._now()
+        self._account_period(now, time.perf_counter())
+        self._switch_if_ready()
+        runner = self.runner
+        if self._reset_requested:
+            self._reset_requested = False
+            runner.reset()
+            if self._shadow is not None:
+                self._shadow.runner.reset()
+        frame = self.depth_gate.pop_ready(now)
+        start = time.perf_counter()
+        if frame is not None and runner.backbone is not None:
+            runner.set_depth(frame.image, frame.stamp_s)
+            self.backbone_s.append(time.perf_counter() - start)
+        depth_stamp = runner.latent_stamp_s if runner.backbone is not None else self.last_depth_stamp_s
+        if depth_stamp is not None:
+            self.depth_ages.append(now - depth_stamp)
         if self.q is None or self.dq is None or self.joint_stamp_s is None:
             return
         self.state_ages.append(now - self.joint_stamp_s)
         state = RobotState(self.q, self.dq, self.quat, self.gyro)
-        start = time.perf_counter()
-        targets = self.runner.step(state, self._command_now(now))
+        command = self._command_now(now)
+        targets = runner.step(state, command)
         self.inference_s.append(time.perf_counter() - start)
+        if not np.all(np.isfinite(targets)):
+            # Published as they are: the supervisor is the one place that decides what reaches the motors.
+            self.nonfinite_ticks += 1
+            self.log.error(f"bundle {runner.manifest.name!r} output NaN/inf", throttle_duration_sec=1.0)
         msg = self._JointState()
         msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.header.frame_id = runner.manifest.name
         msg.name = list(self.spec.joint_names)
         msg.position = targets.tolist()
         self.targets_pub.publish(msg)
+        self._last_targets = targets
         self.ticks += 1
+        shadow = self._shadow
+        if shadow is not None and not shadow.done.is_set():
+            if frame is not None and shadow.runner.backbone is not None:
+                shadow.runner.set_depth(frame.image, frame.stamp_s)
+            shadow.step(state, command, targets)
+
+    # ------------------------------------------------------------------ model swap
+    def _on_set_parameters(self, params):
+        for p in params:
+            if p.name != "bundle":
+                continue
+            requested_at_tick = self.ticks
+            outcome = self.swap(str(p.value))
+            outcome.requested_at_tick = requested_at_tick
+            self.swaps.append({**outcome.__dict__, "bundle": str(outcome.bundle), "requested": str(p.value)})
+            return self._SetParametersResult(successful=outcome.ok, reason=outcome.message)
+        return self._SetParametersResult(successful=True)
+
+    def swap(self, name_or_path: str) -> SwapOutcome:
+        """Blocking (runs beside the tick): load, verify, shadow-run, switch at a tick boundary."""
+        if not self._swap_lock.acquire(blocking=False):
+            return SwapOutcome(False, "refused: another swap is in progress; try again when it has finished")
+        try:
+            return self._swap_locked(name_or_path)
+        finally:
+            self._shadow = None
+            self._swap_lock.release()
+
+    def _swap_locked(self, name_or_path: str) -> SwapOutcome:
+        allowed = self.cfg.policy.swap_allowed_states
+        state = self.supervisor_state
+        if state not in allowed:
+            return SwapOutcome(
+                False, f"refused: swaps are allowed in {allowed} (policy.swap_allowed_states), not {state}"
+            )
+        active = self.runner.bundle
+        try:
+            candidate = load_candidate(name_or_path, self.spec, active, self.depth_spec, self._make_runner)
+        except SwapError as e:
+            self.log.error(f"swap to {name_or_path!r} refused: {e}; {active.manifest.name!r} keeps running")
+            return SwapOutcome(False, f"refused: {e}")
+        if candidate.backbone is not None and self.last_depth_image is not None and self.last_depth_stamp_s:
+            candidate.set_depth(self.last_depth_image, self.last_depth_stamp_s)
+        shadow = ShadowRun(candidate, self.cfg.policy.shadow_ticks)
+        self._shadow = shadow
+        if not shadow.done.wait(self.cfg.policy.swap_timeout_s):
+            return SwapOutcome(
+                False,
+                f"refused: the shadow run made {shadow.ticks}/{shadow.ticks_needed} ticks in "
+                f"{self.cfg.policy.swap_timeout_s} s (are robot states arriving?)",
+            )
+        if shadow.error is not None:
+            self.log.error(f"swap refused: {shadow.error}; {active.manifest.name!r} keeps running")
+            return SwapOutcome(False, f"refused: {shadow.error}", shadow_ticks=shadow.ticks)
+        # Gains first: the supervisor must know the new bundle before its targets arrive.
+        self._announce(candidate.bundle)
+        self._switched.clear()
+        self._switch_to = shadow
+        if not self._switched.wait(self.cfg.policy.swap_timeout_s):
+            self._switch_to = None
+            return SwapOutcome(False, "refused: the control loop did not reach a tick boundary in time")
+        name = candidate.manifest.name
+        self.log.info(
+            f"swapped to {name!r} at tick {self.ticks} after {shadow.ticks} shadow ticks "
+            f"(max target gap to the old model {shadow.max_target_gap_rad:.3f} rad)"
+        )
+        return SwapOutcome(
+            True,
+            f"switched to {name!r} at tick {self.ticks}",
+            bundle=candidate.bundle.path,
+            switched_at_tick=self.ticks,
+            shadow_ticks=shadow.ticks,
+            max_target_gap_rad=shadow.max_target_gap_rad,
+        )
+
+    # ------------------------------------------------------------------ reporting
+    def _publish_diagnostics(self) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+        recent_inference = self.inference_s[-50:]
+        recent_depth = self.depth_ages[-50:]
+        stale = bool(recent_depth) and recent_depth[-1] > self.cfg.depth.stale_after_s
+        status = DiagnosticStatus(
+            name="policy_node: control loop",
+            hardware_id=self.runner.manifest.name,
+            level=DiagnosticStatus.WARN if (stale or self.nonfinite_ticks) else DiagnosticStatus.OK,
+            message="depth stale" if stale else "running",
+        )
+        values = {
+            "bundle": self.runner.manifest.name,
+            "ticks": self.ticks,
+            "deadline_misses": self.deadline_misses,
+            "inference_ms_p50": np.median(recent_inference) * 1e3 if recent_inference else float("nan"),
+            "inference_ms_max": max(recent_inference) * 1e3 if recent_inference else float("nan"),
+            "state_age_ms": self.state_ages[-1] * 1e3 if self.state_ages else float("nan"),
+            "depth_age_ms": recent_depth[-1] * 1e3 if recent_depth else float("nan"),
+            "depth_fps": self.depth_rate.fps,
+            "nonfinite_ticks": self.nonfinite_ticks,
+        }
+        status.values = [
+            KeyValue(key=k, value=f"{v:.3f}" if isinstance(v, float) else str(v)) for k, v in values.items()
+        ]
+        array = DiagnosticArray()
+        array.header.stamp = self.node.get_clock().now().to_msg()
+        array.status = [status]
+        self.diag_pub.publish(array)
 
     def write_metrics(self) -> None:
         if self.run_dir is None:
@@ -136,16 +407,28 @@ class PolicyNode:
                 "policy_period_wall_ms": summary_ms(self.periods_wall),
                 "periods_ms": [round(p * 1000, 3) for p in self.periods],
                 "periods_wall_ms": [round(p * 1000, 3) for p in self.periods_wall],
+                "period_ticks": self.period_ticks,
                 "inference_ms": summary_ms(self.inference_s),
+                "backbone_ms": summary_ms(self.backbone_s),
                 "state_age_ms": summary_ms(self.state_ages),
                 "deadline_misses": self.deadline_misses,
+                "nonfinite_ticks": self.nonfinite_ticks,
+                "depth": {
+                    "age_ms": summary_ms(self.depth_ages),
+                    "fps": round(self.depth_rate.fps, 3),
+                    "frames": self.depth_rate.frames,
+                    "rejected": self.depth_rejected,
+                    "superseded": self.depth_gate.superseded,
+                    "latency_emulated": self.depth_gate.latency_s is not None,
+                },
+                "swaps": self.swaps,
             },
         )
 
 
 def main(argv: list[str] | None = None) -> int:
     import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 
     from parkour_core.bundle import BundleError
 
@@ -156,12 +439,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"policy_node: cannot load the bundle: {e}", flush=True)
         return 2
     mark_ready(args.run_dir, "policy")
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(node.node)
     try:
-        rclpy.spin(node.node)
+        executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         node.write_metrics()
+        executor.shutdown()
         node.node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()

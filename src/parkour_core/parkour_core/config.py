@@ -57,6 +57,53 @@ class SupervisorConfig:
     kd_damp: float = _bounded(3.0, 0.5, 20.0)
     dry_run: bool = _bounded(False, doc="publish commands on /supervisor/lowcmd_dry_run instead of rt/lowcmd")
     single_writer_wait_s: float = _bounded(0.5, 0.0, 5.0, doc="time to look for another rt/lowcmd writer")
+    # Fallback gait and the ACTIVE <-> BLIND rule (depth age uses depth.stale_after_s, the /cmd_vel
+    # timeout of the fallback gait uses policy.command_timeout_s).
+    fallback: str = _bounded(
+        "blind",
+        choices=("blind", "stand"),
+        doc="ACTIVE with stale/NaN targets or stale depth -> BLIND (the supervisor walks fallback_bundle) or STAND",
+    )
+    fallback_bundle: str = _bounded("g1_walk", doc="blind walking bundle the supervisor runs itself in BLIND")
+    blind_resume_after_s: float = _bounded(
+        0.5, 0.0, 10.0, doc="BLIND -> ACTIVE once the policy's targets (and depth, if it reads it) are fresh this long"
+    )
+    # Joint limits (position, velocity and effort limits come from the robot spec).
+    joint_margin_rad: float = _bounded(0.02, 0.0, 0.2, doc="position targets stay this far inside the joint limits")
+    joint_limit_tolerance_rad: float = _bounded(
+        0.1, 0.0, 1.0, doc="a measured position beyond a joint limit by more than this -> DAMP"
+    )
+    velocity_limit_factor: float = _bounded(
+        1.5, 1.0, 10.0, doc="a measured joint speed above this times the joint's velocity limit -> DAMP"
+    )
+    # Operator inputs. Requests fire when a combo becomes fully held; an e-stop combo acts while held.
+    remote_estop_keys: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        ["L2", "B"], doc="Unitree remote keys that e-stop (-> DAMP) while held together (Unitree's own damping combo)"
+    )
+    remote_stand_up_keys: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        ["L1", "Up"], doc="Unitree remote combo: stand up (DAMP -> STAND_UP); [] disables"
+    )
+    remote_activate_keys: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        ["R1", "A"], doc="Unitree remote combo: activate (STAND -> ACTIVE); [] disables"
+    )
+    remote_stand_keys: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        ["R1", "X"], doc="Unitree remote combo: stand (ACTIVE/BLIND -> STAND); [] disables"
+    )
+    gamepad_estop_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [4, 5], doc="/teleop/joy button indices that e-stop while held together (4, 5: LB + RB, Xbox layout)"
+    )
+    gamepad_stand_up_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [7, 0], doc="/teleop/joy combo: stand up (7, 0: Start + A); [] disables"
+    )
+    gamepad_activate_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [7, 3], doc="/teleop/joy combo: activate (7, 3: Start + Y); [] disables"
+    )
+    gamepad_stand_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [7, 2], doc="/teleop/joy combo: stand (7, 2: Start + X); [] disables"
+    )
+    gamepad_timeout_s: float = _bounded(
+        0.5, 0.05, 5.0, doc="joy messages arrived, then none for this long: gamepad lost, ACTIVE/BLIND -> STAND"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,6 +111,15 @@ class PolicyConfig:
     bundle: str = _bounded("g1_walk", doc="registered bundle name or bundle folder")
     intra_op_threads: int = _bounded(1, 1, 16)
     command_timeout_s: float = _bounded(0.5, 0.05, 10.0, doc="no /cmd_vel for this long -> zero velocity")
+    providers: str = _bounded("auto", choices=("auto", "cpu", "cuda"), doc="auto: CUDA where onnxruntime-gpu has it")
+    emulate_depth_latency: bool = _bounded(
+        False, doc="hold each depth frame until its age reaches a latency drawn from the bundle's trained range"
+    )
+    shadow_ticks: int = _bounded(25, 1, 5000, doc="ticks a new model runs beside the old one before a swap")
+    swap_allowed_states: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        ["DAMP", "STAND", "ACTIVE", "BLIND"], doc="supervisor states in which a model swap is allowed"
+    )
+    swap_timeout_s: float = _bounded(10.0, 0.5, 120.0, doc="give up a swap whose shadow run has not finished")
 
 
 @dataclass(frozen=True)
@@ -119,7 +175,8 @@ class SimCameraConfig:
 @dataclass(frozen=True)
 class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
-    request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "release_band"))
+    request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "estop", "release_band", "swap"))
+    bundle: str = _bounded("", doc="request swap: the bundle (name or folder) to swap to")
     cmd: list = _bounded([], doc="[vx m/s, vy m/s, yaw rate rad/s]")  # noqa: RUF009 - returns a field(default_factory=...)
 
 
@@ -214,6 +271,8 @@ def parse(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
+    if isinstance(obj, SupervisorConfig):
+        _validate_supervisor(obj, prefix)
     if isinstance(obj, DepthConfig):
         if len(obj.crop) != 4 or not all(isinstance(x, int | float) for x in obj.crop):
             raise ConfigError(f"{prefix}.crop: expected [top, bottom, left, right] fractions, got {obj.crop!r}")
@@ -221,13 +280,56 @@ def _validate(obj: Any, prefix: str) -> None:
             obj.spec()
         except ValueError as e:
             raise ConfigError(f"{prefix}: {e}") from None
+    if isinstance(obj, PolicyConfig):
+        modes = ("DAMP", "STAND_UP", "STAND", "ACTIVE", "BLIND")
+        bad = [x for x in obj.swap_allowed_states if x not in modes]
+        if bad:
+            raise ConfigError(f"{prefix}.swap_allowed_states: {bad} are not supervisor states {list(modes)}")
     if isinstance(obj, SimCameraConfig) and obj.latency_min_s > obj.latency_max_s:
         raise ConfigError(f"{prefix}: latency_min_s {obj.latency_min_s} exceeds latency_max_s {obj.latency_max_s}")
     if isinstance(obj, ScriptStep):
         if bool(obj.request) == bool(obj.cmd):
             raise ConfigError(f"{prefix}: a script step has either 'request' or 'cmd', not both or neither")
+        if (obj.request == "swap") != bool(obj.bundle):
+            raise ConfigError(f"{prefix}: 'bundle' goes with request: swap, and a swap needs a bundle")
         if obj.cmd and (len(obj.cmd) != 3 or not all(isinstance(x, int | float) for x in obj.cmd)):
             raise ConfigError(f"{prefix}.cmd: expected [vx, vy, yaw_rate], got {obj.cmd!r}")
+
+
+def _validate_supervisor(obj: SupervisorConfig, prefix: str) -> None:
+    from parkour_core.unitree import REMOTE_KEYS
+
+    remote = {
+        k: getattr(obj, k)
+        for k in ("remote_estop_keys", "remote_stand_up_keys", "remote_activate_keys", "remote_stand_keys")
+    }
+    gamepad = {
+        k: getattr(obj, k)
+        for k in (
+            "gamepad_estop_buttons",
+            "gamepad_stand_up_buttons",
+            "gamepad_activate_buttons",
+            "gamepad_stand_buttons",
+        )
+    }
+    for key, combo in remote.items():
+        bad = [k for k in combo if k not in REMOTE_KEYS]
+        if bad:
+            raise ConfigError(f"{prefix}.{key}: {bad} are not Unitree remote keys {list(REMOTE_KEYS)}")
+    for key, combo in gamepad.items():
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 64 for b in combo):
+            raise ConfigError(f"{prefix}.{key}: expected button indices 0..63, got {combo!r}")
+    for group in (remote, gamepad):
+        seen: dict[frozenset, str] = {}
+        for key, combo in group.items():
+            if len(set(combo)) != len(combo):
+                raise ConfigError(f"{prefix}.{key}: {combo!r} names a button twice")
+            if key.endswith(("estop_keys", "estop_buttons")) and not combo:
+                raise ConfigError(f"{prefix}.{key}: the e-stop combo cannot be empty")
+            if combo and frozenset(combo) in seen:
+                raise ConfigError(f"{prefix}.{key}: {combo!r} is also {prefix}.{seen[frozenset(combo)]}")
+            if combo:
+                seen[frozenset(combo)] = key
 
 
 def load_config(path: Path | str, overrides: dict[str, Any] | None = None) -> StackConfig:

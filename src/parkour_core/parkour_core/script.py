@@ -15,13 +15,13 @@ class Script:
         self.next_index = 0
         self.command = np.zeros(3)
 
-    def advance(self, elapsed_s: float) -> list[str]:
-        """Requests due by ``elapsed_s`` (each returned once); updates :attr:`command`."""
-        due: list[str] = []
+    def advance(self, elapsed_s: float) -> list[ScriptStep]:
+        """Request steps due by ``elapsed_s`` (each returned once); updates :attr:`command`."""
+        due: list[ScriptStep] = []
         while self.next_index < len(self.steps) and self.steps[self.next_index].at_s <= elapsed_s:
             step = self.steps[self.next_index]
             if step.request:
-                due.append(step.request)
+                due.append(step)
             else:
                 self.command = np.asarray(step.cmd, dtype=np.float64)
             self.next_index += 1

@@ -1,15 +1,17 @@
 """script_node: plays the config's scripted sequence (``script.steps``) on the graph.
 
 Starts its clock when the robot state first appears on ``/robot/joint_states``; fires mode
-requests through the supervisor's services (and ``/sim/release_band`` in simulation) and
-publishes ``/cmd_vel`` at 50 Hz so the policy's command timeout never trips mid-run.
+requests through the supervisor's services (and ``/sim/release_band`` in simulation), model
+swaps through the policy node's ``bundle`` parameter, and publishes ``/cmd_vel`` at 50 Hz so
+the policy's command timeout never trips mid-run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from parkour_core.config import StackConfig
+from parkour_control.swap_client import make_swap_request, swap_client, swap_result
+from parkour_core.config import ScriptStep, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.script import Script
 from parkour_core.stats import write_json
@@ -18,6 +20,7 @@ SERVICES = {
     "stand_up": "/supervisor/stand_up",
     "activate": "/supervisor/activate",
     "damp": "/supervisor/damp",
+    "estop": "/supervisor/estop",
     "release_band": "/sim/release_band",
 }
 CMD_HZ = 50.0
@@ -37,6 +40,7 @@ class ScriptNode:
         self.log = self.node.get_logger()
         self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
         self.clients = {name: self.node.create_client(Trigger, srv) for name, srv in SERVICES.items()}
+        self.swap_client = swap_client(self.node)
         self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
@@ -51,7 +55,25 @@ class ScriptNode:
             self.start_s = self._now()
             self.log.info("robot state is up; script starts")
 
-    def _call(self, request: str) -> None:
+    def _swap(self, bundle: str) -> None:
+        row = {"t": self._now(), "request": "swap", "bundle": bundle, "sent": self.swap_client.service_is_ready()}
+        self.log_rows.append(row)
+        if not row["sent"]:
+            self.log.warning("the policy node's parameter service is not available; swap dropped")
+            return
+
+        def done(future) -> None:
+            ok, reason = swap_result(future.result())
+            row.update({"ok": ok, "reason": reason, "answered_t": self._now()})
+            (self.log.info if ok else self.log.error)(f"swap to {bundle!r}: {reason}")
+
+        self.swap_client.call_async(make_swap_request(bundle)).add_done_callback(done)
+
+    def _call(self, step: ScriptStep) -> None:
+        request = step.request
+        if request == "swap":
+            self._swap(step.bundle)
+            return
         client = self.clients[request]
         if not client.service_is_ready():
             self.log.warning(f"service for {request!r} is not available; request dropped")
@@ -64,9 +86,9 @@ class ScriptNode:
         if self.start_s is None:
             return
         now = self._now()
-        for request in self.script.advance(now - self.start_s):
-            self.log.info(f"script: {request}")
-            self._call(request)
+        for step in self.script.advance(now - self.start_s):
+            self.log.info(f"script: {step.request} {step.bundle}".rstrip())
+            self._call(step)
         msg = self._Twist()
         msg.linear.x, msg.linear.y, msg.angular.z = (float(v) for v in self.script.command)
         self.cmd_pub.publish(msg)

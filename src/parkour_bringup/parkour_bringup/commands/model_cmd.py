@@ -1,33 +1,45 @@
-"""Check and describe model bundles: `parkour model verify|inspect <bundle>`."""
+"""Model bundles: `parkour model verify|inspect <bundle>` and `parkour model swap <bundle>`.
+
+verify and inspect load the bundle the way the policy node does (hashes, contract, ONNX I/O,
+a warm-up with finite outputs) and exit non-zero with the reason when it must not run. swap
+asks the running policy node to change models (the same call as
+`ros2 param set /policy_node bundle <bundle>`) and prints its answer once it has switched.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+from typing import Any
 
-from parkour_core.bundle import load_bundle
+from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.runner import PolicyRunner
 
-HELP = "verify or inspect a model bundle"
+HELP = "verify, inspect or swap a model bundle"
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=("verify", "inspect"))
+    p.add_argument("action", choices=("verify", "inspect", "swap"))
     p.add_argument("bundle", help="bundle folder or registered name")
+    p.add_argument("--ros-domain-id", type=int, default=None, help="swap: the graph's ROS_DOMAIN_ID")
+    p.add_argument("--timeout", type=float, default=30.0, help="swap: seconds to wait for the switch")
 
 
-def run(args: argparse.Namespace) -> int:
-    bundle = load_bundle(resolve_bundle(args.bundle))
-    PolicyRunner(bundle)  # ONNX I/O against the manifest, and a warm-up with finite outputs
+def _io(session: Any) -> dict[str, Any]:
+    return {
+        "inputs": {i.name: list(i.shape) for i in session.get_inputs()},
+        "outputs": {o.name: list(o.shape) for o in session.get_outputs()},
+    }
+
+
+def describe(bundle: Bundle, runner: PolicyRunner) -> dict[str, Any]:
     m = bundle.manifest
-    if args.action == "verify":
-        print(
-            f"bundle {m.name} OK: robot {m.robot}, {len(m.joint_names)} joints, "
-            f"obs {m.obs_size}, {len(m.files)} files verified"
-        )
-        return 0
-    info = {
+    models = {"policy": {"file": m.policy.file, **_io(runner.session)}}
+    if runner.backbone is not None and m.depth_backbone is not None:
+        models["depth_backbone"] = {"file": m.depth_backbone.file, **_io(runner.backbone)}
+    return {
         "path": str(bundle.path),
         "name": m.name,
         "robot": m.robot,
@@ -35,8 +47,47 @@ def run(args: argparse.Namespace) -> int:
         "action_scale": m.action_scale,
         "observation": [f"{t.name}[{t.dims}] x{t.scale}" for t in m.obs_terms],
         "obs_size": m.obs_size,
+        "depth": None if m.depth is None else m.depth.to_dict(),
+        "recurrent_hidden_shape": None if m.hidden_shape is None else list(m.hidden_shape),
+        "command": None if m.command is None else m.command.to_dict(),
+        "models": models,
         "files": m.files,
         "provenance": m.provenance,
     }
-    print(json.dumps(info, indent=2))
+
+
+def swap(args: argparse.Namespace) -> int:
+    if args.ros_domain_id is not None:
+        os.environ["ROS_DOMAIN_ID"] = str(args.ros_domain_id)
+    import rclpy
+
+    from parkour_control.swap_client import request_swap
+
+    rclpy.init()
+    node = rclpy.create_node("parkour_model_swap")
+    try:
+        ok, reason = request_swap(node, args.bundle, args.timeout)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+    if not ok:
+        raise RuntimeError(f"swap to {args.bundle!r} failed: {reason}")
+    print(f"parkour model swap: {reason}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "swap":
+        return swap(args)
+    bundle = load_bundle(resolve_bundle(args.bundle))
+    runner = PolicyRunner(bundle)  # ONNX I/O against the manifest, and a warm-up with finite outputs
+    m = bundle.manifest
+    if args.action == "verify":
+        kind = "depth student" if m.uses_depth else "blind policy"
+        print(
+            f"bundle {m.name} OK: {kind} for {m.robot}, {len(m.joint_names)} joints, obs {m.obs_size}, "
+            f"{len(m.files)} files verified, warm-up outputs finite"
+        )
+        return 0
+    print(json.dumps(describe(bundle, runner), indent=2))
     return 0

@@ -16,6 +16,7 @@ import yaml
 
 from parkour_bringup.graph import run_sim_graph
 from parkour_bringup.report import write_report
+from parkour_bringup.swap_report import write_swap_report
 from parkour_core.config import load_config
 from parkour_core.paths import config_dir, repo_root
 
@@ -61,9 +62,13 @@ def run(args: argparse.Namespace) -> int:
     run_config = run_dir / "config.yaml"
     run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
     ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
-    print(f"parkour sim: {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, bundle {cfg.policy.bundle}")
+    print(
+        f"parkour sim: {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, bundle {cfg.policy.bundle}, "
+        f"ROS_DOMAIN_ID {ros_domain_id} (parkour model swap --ros-domain-id {ros_domain_id} <bundle>)"
+    )
     run_sim_graph(run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer)
     report = write_report(run_dir)
+    write_swap_report(run_dir)
     summary = {
         k: report[k] for k in ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
     }
