@@ -65,7 +65,11 @@ class ScriptNode:
         def done(future) -> None:
             ok, reason = swap_result(future.result())
             row.update({"ok": ok, "reason": reason, "answered_t": self._now()})
-            (self.log.info if ok else self.log.error)(f"swap to {bundle!r}: {reason}")
+            # rclpy binds one severity to each logging call site: two calls, not one with a variable level
+            if ok:
+                self.log.info(f"swap to {bundle!r}: {reason}")
+            else:
+                self.log.error(f"swap to {bundle!r}: {reason}")
 
         self.swap_client.call_async(make_swap_request(bundle)).add_done_callback(done)
 
