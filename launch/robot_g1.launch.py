@@ -1,4 +1,4 @@
-"""Real Unitree G1: safety supervisor + policy. Dry-run unless live:=true.
+"""Real Unitree G1: safety supervisor + policy + RealSense depth. Dry-run unless live:=true.
 
     ros2 launch launch/robot_g1.launch.py [config:=/path/to/g1_robot.yaml] [live:=true]
 
@@ -17,6 +17,7 @@ from launch_ros.actions import Node
 NODES = [
     ("parkour_safety", "supervisor_node"),
     ("parkour_control", "policy_node"),
+    ("parkour_perception", "depth_node"),
 ]
 CONFIG_FILES = ["g1_robot.yaml"]
 

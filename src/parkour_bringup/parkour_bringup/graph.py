@@ -114,9 +114,12 @@ def run_sim_graph(
 
 
 def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None) -> dict[str, int]:
+    from parkour_core.config import load_config
+
     env = ros_env(ros_domain_id)
     extra = ["--live"] if live else []
-    nodes = [start_node(name, config, run_dir, env, extra) for name in ROBOT_NODES]
+    names = [*ROBOT_NODES, *(["depth"] if load_config(config).camera.enabled else [])]
+    nodes = [start_node(name, config, run_dir, env, extra) for name in names]
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         while all(n.proc.poll() is None for n in nodes):
