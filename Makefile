@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training)
 
-.PHONY: setup lint type test demo format clean
+.PHONY: setup lint type test demo bench format clean
 
 setup:
 	bash scripts/setup.sh
@@ -29,6 +29,13 @@ test: lint type
 
 demo:
 	$(RUN_ENV) $(VENV)/bin/parkour sim --out runs/demo
+
+# Benchmarks write JSON (and PNG) to bench/results/; see bench/README.md. Not part of `make test`:
+# timings never decide pass/fail.
+bench:
+	$(RUN_ENV) $(PY) bench/depth/capture.py --out bench/results/depth_capture.json
+	$(RUN_ENV) $(PY) bench/depth/sim_camera.py --out bench/results/depth_sim_camera.json
+	$(RUN_ENV) $(PY) bench/policy/run.py --out bench/results
 
 format:
 	$(RUFF) format $(LINT_DIRS)

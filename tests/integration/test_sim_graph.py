@@ -6,13 +6,15 @@ import sys
 
 import pytest
 
+from parkour_core.config import load_config
+
 from .conftest import REPO, graph_env
 
 pytestmark = pytest.mark.integration
 
 REQUIRED = {
     "fell", "distance_m", "mean_speed_mps", "policy_period_ms", "deadline_misses", "lowstate_age_ms",
-    "sim_real_time_factor", "supervisor_transitions", "limit_clamps",
+    "sim_real_time_factor", "supervisor_transitions", "limit_clamps", "depth_age_ms", "depth_fps", "depth_age_source",
 }  # fmt: skip
 
 
@@ -33,5 +35,15 @@ def test_g1_walks_through_the_whole_graph(tmp_path, domains):
     assert modes[:3] == ["STAND_UP", "STAND", "ACTIVE"], modes
     assert report["final_mode"] == "ACTIVE"
     assert report["lowstate_sent"] > 0 and report["lowcmd_received"] > 0
-    for png in ("base_path.png", "velocity.png", "policy_period_hist.png"):
+    for png in ("base_path.png", "velocity.png", "policy_period_hist.png", "depth_strip.png"):
         assert (out / png).stat().st_size > 0
+        assert png in report["plots"]
+    # The simulated D435i: frames arrive at about the configured rate (sim time; a loose sanity bound).
+    cam = load_config(out / "config.yaml").sim_camera
+    assert cam.enabled
+    assert 0.5 * cam.hz <= report["depth_fps"] <= 1.5 * cam.hz, report["depth_fps"]
+    assert report["depth_age_source"] in ("policy", "bridge")
+    assert set(report["depth_age_ms"]) == {"p50", "p99"}
+    if report["depth_age_source"] == "bridge":
+        # Sim time from exposure to publication: the drawn latency, rounded up to a physics step.
+        assert cam.latency_min_s * 1e3 <= report["depth_age_ms"]["p50"] <= cam.latency_max_s * 1e3 + 2.0

@@ -38,6 +38,31 @@ def body_velocity(traj: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray,
     return forward, lateral, yaw_rate
 
 
+def depth_summary(bridge: dict[str, Any], pol: dict[str, Any]) -> dict[str, Any]:
+    """Depth age and rate: where the policy used the frames if it says, else as the bridge published them.
+
+    The policy's ages (now - exposure stamp at use) include waiting for its next tick; the bridge's
+    are sim time at publication - stamp, the camera's own latency.
+    """
+    used = pol.get("depth") or {}
+    if used.get("frames"):
+        return {
+            "depth_age_ms": {k: used["age_ms"].get(k) for k in ("p50", "p99")},
+            "depth_fps": used.get("fps"),
+            "depth_frames": used["frames"],
+            "depth_age_source": "policy",
+        }
+    camera = bridge.get("camera") or {}
+    if camera.get("frames_published"):
+        return {
+            "depth_age_ms": {k: camera["published_age_ms"][k] for k in ("p50", "p99")},
+            "depth_fps": camera["published_fps"],
+            "depth_frames": camera["frames_published"],
+            "depth_age_source": "bridge",
+        }
+    return {"depth_age_ms": None, "depth_fps": None, "depth_frames": 0, "depth_age_source": None}
+
+
 def build_report(run_dir: Path) -> dict[str, Any]:
     bridge, sup, pol, _script = (_load(run_dir, n) for n in ("bridge", "supervisor", "policy", "script"))
     traj = bridge["trajectory"]
@@ -80,6 +105,7 @@ def build_report(run_dir: Path) -> dict[str, Any]:
         "bundle": pol["bundle"],
         "scene": bridge["scene"],
         "active_from_s": active_from,
+        **depth_summary(bridge, pol),
     }
 
 
@@ -139,7 +165,40 @@ def plot_run(run_dir: Path) -> list[Path]:
     out.append(run_dir / "policy_period_hist.png")
     fig.savefig(out[-1], dpi=100)
     plt.close(fig)
+
+    strip = plot_depth_strip(run_dir, bridge)
+    if strip is not None:
+        out.append(strip)
     return out
+
+
+def plot_depth_strip(run_dir: Path, bridge: dict[str, Any]) -> Path | None:
+    """The simulated camera's kept frames: noisy metric depth above, the policy image below."""
+    import matplotlib.pyplot as plt
+
+    name = (bridge.get("camera") or {}).get("strip_file")
+    if not name or not (run_dir / name).is_file():
+        return None
+    with np.load(run_dir / name) as frames:
+        t, metres, policy, far_m = frames["exposure_s"], frames["metres"], frames["policy"], float(frames["far_m"])
+    n = len(t)
+    fig, axes = plt.subplots(2, n, figsize=(1.6 * n + 1.0, 3.2), squeeze=False)
+    for i in range(n):
+        top = axes[0, i].imshow(metres[i], cmap="viridis", vmin=0.0, vmax=far_m * 1.5)
+        bottom = axes[1, i].imshow(policy[i], cmap="gray", vmin=-0.5, vmax=0.5)
+        axes[0, i].set_title(f"{t[i]:.1f} s", fontsize=8)
+        for ax in axes[:, i]:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    axes[0, 0].set_ylabel("depth (m)", fontsize=8)
+    axes[1, 0].set_ylabel("policy image", fontsize=8)
+    fig.colorbar(top, ax=axes[0, :].tolist(), fraction=0.02, pad=0.01)
+    fig.colorbar(bottom, ax=axes[1, :].tolist(), fraction=0.02, pad=0.01)
+    fig.suptitle("Simulated D435i: noisy depth (0 = hole) and the policy's image", fontsize=9)
+    path = run_dir / "depth_strip.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def write_report(run_dir: Path) -> dict[str, Any]:

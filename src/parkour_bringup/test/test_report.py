@@ -35,3 +35,32 @@ def test_report_measures_distance_from_activation(tmp_path):
     assert report["distance_m"] == pytest.approx(0.5 * (4.0 - 0.02 - 1.0), abs=0.02)
     assert report["forward_displacement_m"] == pytest.approx(report["distance_m"], abs=0.01)
     assert report["mean_speed_mps"] == pytest.approx(0.5, abs=0.01)
+
+
+CAMERA = {"enabled": True, "frames_published": 300, "published_fps": 30.0,
+          "published_age_ms": {"p50": 70.0, "p99": 80.0, "max": 80.0, "n": 300}}  # fmt: skip
+
+
+def test_depth_comes_from_the_policy_when_it_reports_frames():
+    from parkour_bringup.report import depth_summary
+
+    pol = {"depth": {"age_ms": {"p50": 85.0, "p99": 99.0, "max": 101.0, "n": 500}, "fps": 29.9, "frames": 290}}
+    d = depth_summary({"camera": CAMERA}, pol)
+    assert d == {"depth_age_ms": {"p50": 85.0, "p99": 99.0}, "depth_fps": 29.9, "depth_frames": 290,
+                 "depth_age_source": "policy"}  # fmt: skip
+
+
+def test_depth_falls_back_to_the_bridge_without_a_policy_section():
+    from parkour_bringup.report import depth_summary
+
+    for pol in ({}, {"depth": {"age_ms": {"p50": None, "p99": None}, "fps": 0.0, "frames": 0}}):
+        d = depth_summary({"camera": CAMERA}, pol)
+        assert d["depth_age_source"] == "bridge" and d["depth_age_ms"] == {"p50": 70.0, "p99": 80.0}
+        assert d["depth_fps"] == 30.0
+
+
+def test_no_camera_no_depth_numbers():
+    from parkour_bringup.report import depth_summary
+
+    d = depth_summary({"camera": {"enabled": False}}, {})
+    assert d["depth_age_source"] is None and d["depth_fps"] is None

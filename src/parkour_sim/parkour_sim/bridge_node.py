@@ -5,6 +5,12 @@ newest ``rt/lowcmd`` with the motor PD law at every physics step, and publishes 
 graph runs on simulated time: a busy machine slows the whole graph instead of starving a node.
 The robot starts hanging on an elastic band (like Unitree's simulators); ``/sim/release_band``
 drops it.
+
+With ``sim_camera.enabled`` it is also the head's D435i (``depth_camera.SimDepthSensor``):
+``/camera/depth/policy`` (32FC1, the policy image) and optionally ``/camera/depth/image_raw``
+(16UC1 millimetres). Like the real camera node, each frame is stamped with the time the scene was
+sensed (sim time here); it is published ``sim_camera.latency_min_s``..``latency_max_s`` of sim time
+later (60-80 ms by default), the latency the policy is trained with.
 """
 
 from __future__ import annotations
@@ -13,25 +19,70 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from parkour_core.bundle import read_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.dds import DdsLink
+from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.stats import write_json
+from parkour_core.stats import summary_ms, write_json
 from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
+from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
+DEPTH_FRAME_ID = "camera_depth_optical_frame"
+DEPTH_FRAMES_FILE = "depth_frames.npz"
+
+
+def stamp_parts(t_s: float) -> tuple[int, int]:
+    """Seconds -> (sec, nanosec) of a ROS time, carrying a rounded-up nanosecond part into sec.
+
+    Sim time accumulates steps in floating point (2.9999999999997 for 3.0): rounding the fraction
+    alone gives 1e9 ns, and dropping that to 0 would stamp the message a whole second early.
+    """
+    sec, nanosec = divmod(round(t_s * 1e9), 1_000_000_000)
+    return int(sec), int(nanosec)
+
+
+def fill_image(msg, image: np.ndarray, stamp_s: float, frame_id: str = DEPTH_FRAME_ID):
+    """Fill a sensor_msgs/Image from a 2D float32 (32FC1) or uint16 (16UC1) array."""
+    encodings = {np.dtype(np.float32): "32FC1", np.dtype(np.uint16): "16UC1"}
+    image = np.ascontiguousarray(image)
+    if image.ndim != 2 or image.dtype not in encodings:
+        raise ValueError(f"expected a 2D float32 or uint16 image, got {image.dtype} {image.shape}")
+    msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(stamp_s)
+    msg.header.frame_id = frame_id
+    msg.height, msg.width = image.shape
+    msg.encoding = encodings[image.dtype]
+    msg.is_bigendian = 0
+    msg.step = image.shape[1] * image.itemsize
+    msg.data = image.astype(image.dtype.newbyteorder("<"), copy=False).tobytes()
+    return msg
+
+
+def save_depth_frames(path: Path, frames: list[DepthFrame], spec: DepthSpec) -> None:
+    """The kept frames, for the run report's picture strip."""
+    np.savez_compressed(
+        path,
+        exposure_s=np.array([f.exposure_s for f in frames], dtype=np.float64),
+        metres=np.array([f.metres for f in frames], dtype=np.float32),
+        policy=np.array([f.policy for f in frames], dtype=np.float32),
+        near_m=spec.near_m,
+        far_m=spec.far_m,
+    )
 
 
 class MujocoBridge:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import JointState
+        from sensor_msgs.msg import Image, JointState
         from std_srvs.srv import Trigger
 
         self.cfg = cfg
@@ -61,6 +112,21 @@ class MujocoBridge:
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
         self._spin_thread = threading.Thread(target=self._executor.spin, daemon=True)
+
+        # The simulated D435i. Reliable, newest frame only: matches best-effort and reliable subscribers.
+        self.depth: SimDepthSensor | None = None
+        self.depth_spec = cfg.depth.spec()
+        self.depth_publish_s: list[float] = []
+        if cfg.sim_camera.enabled:
+            self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
+            image_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+            self._Image = Image
+            self._depth_pub = self.node.create_publisher(Image, "/camera/depth/policy", image_qos)
+            self._raw_pub = (
+                self.node.create_publisher(Image, "/camera/depth/image_raw", image_qos)
+                if cfg.sim_camera.publish_raw
+                else None
+            )
 
         state_type, cmd_type = message_types(self.spec)
         self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
@@ -102,10 +168,7 @@ class MujocoBridge:
             self.lockstep_wait_wall_s += time.perf_counter() - started
 
     def _publish_clock(self) -> None:
-        t = self.sim.time
-        sec = int(t)
-        self._clock_msg.clock.sec = sec
-        self._clock_msg.clock.nanosec = round((t - sec) * 1e9) % 1_000_000_000
+        self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
         self._clock_pub.publish(self._clock_msg)
 
     def _publish_lowstate(self) -> None:
@@ -114,6 +177,16 @@ class MujocoBridge:
         self.lowstate.crc = self.crc(self.lowstate)
         self.lowstate_writer.write(self.lowstate)
         self.lowstate_sent += 1
+
+    def _camera_tick(self) -> None:
+        assert self.depth is not None
+        for scheduled in self.depth.tick(self.sim.data):
+            started = time.perf_counter()
+            frame = scheduled.frame
+            self._depth_pub.publish(fill_image(self._Image(), frame.policy, frame.exposure_s))
+            if self._raw_pub is not None:
+                self._raw_pub.publish(fill_image(self._Image(), depth_to_z16(frame.metres), frame.exposure_s))
+            self.depth_publish_s.append(time.perf_counter() - started)
 
     def _record(self) -> None:
         s = self.sim
@@ -160,6 +233,9 @@ class MujocoBridge:
                 self._publish_clock()
                 if step % lowstate_every == 0:
                     self._publish_lowstate()
+                if self.depth is not None:
+                    # After this step's lowstate went out: a 1-2 ms frame at 30 Hz delays at most the next.
+                    self._camera_tick()
                 if step % record_every == 0:
                     self._record()
                 if handle is not None and step % viewer_every == 0:
@@ -180,6 +256,12 @@ class MujocoBridge:
         if self.run_dir is None:
             return
         sim_time = self.sim.time
+        camera = None
+        if self.depth is not None:
+            camera = {"enabled": True, **self.depth.stats(), "publish_ms": summary_ms(self.depth_publish_s)}
+            if self.depth.strip:
+                camera["strip_file"] = DEPTH_FRAMES_FILE
+                save_depth_frames(self.run_dir / DEPTH_FRAMES_FILE, self.depth.strip, self.depth_spec)
         write_json(
             self.run_dir / "bridge.json",
             {
@@ -194,6 +276,7 @@ class MujocoBridge:
                 "fell": self.fell,
                 "fell_at_s": self.fell_at_s,
                 "scene": self.cfg.bridge.scene,
+                "camera": camera if camera is not None else {"enabled": False},
                 "trajectory": self.trajectory,
             },
         )
@@ -208,6 +291,8 @@ class MujocoBridge:
             self._spin_thread.join(timeout=5.0)
         self._executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
+        if self.depth is not None:
+            self.depth.close()
 
 
 def main(argv: list[str] | None = None) -> int:

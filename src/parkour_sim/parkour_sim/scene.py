@@ -1,7 +1,9 @@
 """Build a MuJoCo model: the robot's MJCF (from its installed package) plus a scene file.
 
 Scene files (sim/scenes/<name>.yaml) hold the world: floor friction and a list of boxes.
-The robot file is read where its package installed it and never copied.
+The robot file is read where its package installed it and never copied. The floor and boxes go
+in the terrain geom group, the only one the simulated depth camera sees; the camera itself is
+added at the robot's camera mount.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import yaml
 from parkour_core.assets import resolve
 from parkour_core.paths import scenes_dir
 from parkour_core.robots import RobotSpec
+from parkour_sim.depth_camera import TERRAIN_GEOM_GROUP, add_depth_camera
 
 
 class SceneError(ValueError):
@@ -45,12 +48,16 @@ def build_model(spec: RobotSpec, scene: str, physics_dt_s: float) -> mujoco.MjMo
     mj.option.timestep = physics_dt_s
     mj.option.iterations = 50
     mj.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    mount_body = mj.body(spec.camera.body)
+    if mount_body is None:
+        raise SceneError(f"the {spec.name} model has no body {spec.camera.body!r} for the depth camera")
+    add_depth_camera(mount_body, spec.camera)
     body = mj.worldbody
     friction = float(world.get("floor_friction", 1.0))
     body.add_light(pos=[0, 0, 3], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
     body.add_geom(
         name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], friction=[friction, 0.005, 0.0001],
-        rgba=[0.3, 0.35, 0.4, 1],
+        rgba=[0.3, 0.35, 0.4, 1], group=TERRAIN_GEOM_GROUP,
     )  # fmt: skip
     for i, box in enumerate(world.get("boxes", [])):
         yaw = np.deg2rad(float(box.get("yaw_deg", 0.0)))
@@ -62,5 +69,6 @@ def build_model(spec: RobotSpec, scene: str, physics_dt_s: float) -> mujoco.MjMo
             quat=[np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)],
             friction=[friction, 0.005, 0.0001],
             rgba=[0.8, 0.55, 0.3, 1],
+            group=TERRAIN_GEOM_GROUP,
         )
     return mj.compile()
