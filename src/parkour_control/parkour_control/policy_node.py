@@ -275,6 +275,8 @@ class PolicyNode:
         command = self._command_now(now)
         targets = runner.step(state, command)
         self.inference_s.append(time.perf_counter() - start)
+        if self.cfg.faults.any_policy_fault:
+            targets = self._inject_fault(targets, now)
         if not np.all(np.isfinite(targets)):
             # Published as they are: the supervisor is the one place that decides what reaches the motors.
             self.nonfinite_ticks += 1
@@ -292,6 +294,15 @@ class PolicyNode:
             if frame is not None and shadow.runner.backbone is not None:
                 shadow.runner.set_depth(frame.image, frame.stamp_s)
             shadow.step(state, command, targets)
+
+    def _inject_fault(self, targets: np.ndarray, now: float) -> np.ndarray:
+        """`parkour faults` only (the config refuses faults in robot mode): corrupt what is published."""
+        f = self.cfg.faults
+        if 0.0 <= f.policy_nan_at_s <= now:
+            return np.full_like(targets, np.nan)
+        if 0.0 <= f.policy_offset_at_s <= now:
+            return targets + f.policy_offset_rad
+        return targets
 
     # ------------------------------------------------------------------ model swap
     def _on_set_parameters(self, params):

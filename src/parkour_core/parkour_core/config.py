@@ -173,6 +173,28 @@ class SimCameraConfig:
 
 
 @dataclass(frozen=True)
+class FaultsConfig:
+    """Fault injection for `parkour faults` (simulation only; times are sim seconds, < 0 disables)."""
+
+    camera_stall_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the sim camera stops delivering frames")
+    camera_stall_for_s: float = _bounded(1.0, 0.0, 3600.0)
+    lowstate_stall_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the bridge stops publishing rt/lowstate")
+    lowstate_stall_for_s: float = _bounded(1.0, 0.0, 3600.0)
+    push_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="a horizontal push on the base")
+    push_force_n: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [0.0, 0.0, 0.0], doc="world-frame force (N) during the push"
+    )
+    push_for_s: float = _bounded(0.2, 0.0, 10.0)
+    policy_nan_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the policy node publishes NaN targets from then on")
+    policy_offset_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the policy node adds policy_offset_rad to targets")
+    policy_offset_rad: float = _bounded(0.0, -100.0, 100.0)
+
+    @property
+    def any_policy_fault(self) -> bool:
+        return self.policy_nan_at_s >= 0.0 or self.policy_offset_at_s >= 0.0
+
+
+@dataclass(frozen=True)
 class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
     request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "estop", "release_band", "swap"))
@@ -201,6 +223,7 @@ class StackConfig:
     depth: DepthConfig = field(default_factory=DepthConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     sim_camera: SimCameraConfig = field(default_factory=SimCameraConfig)
+    faults: FaultsConfig = field(default_factory=FaultsConfig)
     script: ScriptConfig = field(default_factory=ScriptConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
@@ -285,6 +308,12 @@ def _validate(obj: Any, prefix: str) -> None:
         bad = [x for x in obj.swap_allowed_states if x not in modes]
         if bad:
             raise ConfigError(f"{prefix}.swap_allowed_states: {bad} are not supervisor states {list(modes)}")
+    if isinstance(obj, StackConfig) and obj.mode == "robot" and obj.faults != FaultsConfig():
+        raise ConfigError("faults: fault injection is for simulation only; remove the faults section on the robot")
+    if isinstance(obj, FaultsConfig) and (
+        len(obj.push_force_n) != 3 or not all(isinstance(x, int | float) for x in obj.push_force_n)
+    ):
+        raise ConfigError(f"{prefix}.push_force_n: expected [fx, fy, fz] newtons, got {obj.push_force_n!r}")
     if isinstance(obj, SimCameraConfig) and obj.latency_min_s > obj.latency_max_s:
         raise ConfigError(f"{prefix}: latency_min_s {obj.latency_min_s} exceeds latency_max_s {obj.latency_max_s}")
     if isinstance(obj, ScriptStep):

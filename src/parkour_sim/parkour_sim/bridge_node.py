@@ -31,6 +31,7 @@ from parkour_core.robots import get_robot
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
+from parkour_sim.faults import BridgeFaults, command_violations
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -128,6 +129,11 @@ class MujocoBridge:
                 else None
             )
 
+        self.faults = BridgeFaults(cfg.faults)
+        self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
+        self.lowcmd_violation_times: list[float] = []
+        self.lowstate_suppressed = 0
+        self.camera_ticks_suppressed = 0
         state_type, cmd_type = message_types(self.spec)
         self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
         self.lowstate_writer = self.link.writer("rt/lowstate", state_type)
@@ -222,8 +228,14 @@ class MujocoBridge:
             while self.sim.time < duration_s:
                 msg = self.lowcmd_reader.take_latest()
                 if msg is not None:
-                    self.sim.set_command(*read_lowcmd(msg, self.spec))
+                    cmd, enabled = read_lowcmd(msg, self.spec)
+                    violations = command_violations(self.spec, cmd, enabled, self.sim.q, self.sim.dq)
+                    if violations:
+                        self.lowcmd_violations += violations
+                        self.lowcmd_violation_times.append(round(self.sim.time, 4))
+                    self.sim.set_command(cmd, enabled)
                     self.lowcmd_received += 1
+                self.sim.external_force_n = self.faults.push_force(self.sim.time)
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
                     self.band_released_at_s = self.sim.time
@@ -232,8 +244,13 @@ class MujocoBridge:
                 step += 1
                 self._publish_clock()
                 if step % lowstate_every == 0:
-                    self._publish_lowstate()
-                if self.depth is not None:
+                    if self.faults.lowstate_stall.active(self.sim.time):
+                        self.lowstate_suppressed += 1
+                    else:
+                        self._publish_lowstate()
+                if self.depth is not None and self.faults.camera_stall.active(self.sim.time):
+                    self.camera_ticks_suppressed += 1
+                elif self.depth is not None:
                     # After this step's lowstate went out: a 1-2 ms frame at 30 Hz delays at most the next.
                     self._camera_tick()
                 if step % record_every == 0:
@@ -277,6 +294,12 @@ class MujocoBridge:
                 "fell_at_s": self.fell_at_s,
                 "scene": self.cfg.bridge.scene,
                 "camera": camera if camera is not None else {"enabled": False},
+                "lowcmd_limit_violations": self.lowcmd_violations,
+                "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
+                "faults": {
+                    "lowstate_suppressed": self.lowstate_suppressed,
+                    "camera_ticks_suppressed": self.camera_ticks_suppressed,
+                },
                 "trajectory": self.trajectory,
             },
         )

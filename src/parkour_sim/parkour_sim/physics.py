@@ -57,6 +57,7 @@ class RobotSim:
         self.command = JointCommand(*(np.zeros(spec.num_joints) for _ in range(5)))
         self.enabled = np.zeros(spec.num_joints, dtype=bool)
         self.tau = np.zeros(spec.num_joints)
+        self.external_force_n = np.zeros(3)  # world-frame force on the base (a push)
         self.reset()
 
     def _sensor_adr(self, name: str) -> int:
@@ -86,6 +87,7 @@ class RobotSim:
     def _apply_band(self) -> None:
         d = self.data
         d.xfrc_applied[self.base_body] = 0.0
+        d.xfrc_applied[self.base_body, 0:3] = self.external_force_n  # a push (fault injection)
         if self.band is None:
             return
         b = self.band
@@ -96,7 +98,7 @@ class RobotSim:
         torque = (
             b.rot_stiffness_nm_per_rad * np.cross(z_axis, [0.0, 0.0, 1.0]) - b.rot_damping_nm_s_per_rad * omega_world
         )
-        d.xfrc_applied[self.base_body, 0:3] = force
+        d.xfrc_applied[self.base_body, 0:3] += force
         d.xfrc_applied[self.base_body, 3:6] = torque
 
     def step(self) -> None:
