@@ -7,6 +7,7 @@ and sector count are data in the bundle manifest (``command``), never hidden in 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ class DiscreteCommandSpec:
 
     def __post_init__(self) -> None:
         levels = self.speed_levels_mps
-        if not levels or levels[0] != 0.0 or any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
+        if not levels or levels[0] != 0.0 or any(b <= a for a, b in itertools.pairwise(levels)):
             raise ValueError(f"command.speed_levels_mps must start at 0 and increase, got {list(levels)}")
         if self.heading_sectors < 1:
             raise ValueError(f"command.heading_sectors must be >= 1, got {self.heading_sectors}")

@@ -7,6 +7,7 @@ other modules must not need it). G1 and H1-2 use ``unitree_hg`` (35 slots); H1 a
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +103,12 @@ def fill_lowstate(
     gyro: FloatArray,
     accel: FloatArray,
     tick: int,
+    wireless_remote: bytes | None = None,
 ) -> None:
+    """Write the robot state into a LowState_; ``wireless_remote`` (40 bytes, see
+    :func:`encode_wireless_remote`) emulates the remote, None leaves the field as it is."""
+    if wireless_remote is not None:
+        msg.wireless_remote = list(wireless_remote.ljust(REMOTE_BYTES, b"\0")[:REMOTE_BYTES])
     for i, s in enumerate(spec.motor_slots):
         m = msg.motor_state[s]
         m.q = float(q[i])
@@ -140,3 +146,57 @@ def read_lowcmd(msg: Any, spec: RobotSpec) -> tuple[JointCommand, np.ndarray]:
 
     enabled = np.array([motors[s].mode == MOTOR_ENABLE for s in slots])
     return JointCommand(q=col("q"), dq=col("dq"), kp=col("kp"), kd=col("kd"), tau=col("tau")), enabled
+
+
+# ----------------------------------------------------------------------------- wireless remote
+# LowState_.wireless_remote (40 bytes, the same on G1 and H1): bytes 2-3 hold the keys as a
+# little-endian uint16, bit i set while key REMOTE_KEYS[i] is held; float32 sticks follow
+# (lx at 4, rx at 8, ry at 12, the L2 trigger at 16, ly at 20). From Unitree's SDK examples.
+
+REMOTE_BYTES = 40
+REMOTE_KEYS: tuple[str, ...] = (
+    "R1", "L1", "Start", "Select", "R2", "L2", "F1", "F2", "A", "B", "X", "Y", "Up", "Right", "Down", "Left",
+)  # fmt: skip
+_KEYS_AT = 2
+_STICKS = (("lx", 4), ("rx", 8), ("ry", 12), ("l2", 16), ("ly", 20))
+
+
+@dataclass(frozen=True)
+class RemoteState:
+    """The Unitree remote as the robot reports it: keys held and stick positions (-1..1)."""
+
+    keys: frozenset[str]
+    lx: float = 0.0
+    rx: float = 0.0
+    ry: float = 0.0
+    l2: float = 0.0
+    ly: float = 0.0
+
+
+def parse_wireless_remote(data: bytes) -> RemoteState:
+    """Keys and sticks from ``LowState_.wireless_remote``; fields the data is too short for read as
+    not pressed / centred (a robot without a paired remote reports zeros)."""
+    keys: frozenset[str] = frozenset()
+    if len(data) >= _KEYS_AT + 2:
+        (bits,) = struct.unpack_from("<H", data, _KEYS_AT)
+        keys = frozenset(name for i, name in enumerate(REMOTE_KEYS) if bits >> i & 1)
+    sticks = {
+        name: struct.unpack_from("<f", data, offset)[0] if len(data) >= offset + 4 else 0.0 for name, offset in _STICKS
+    }
+    return RemoteState(keys=keys, **sticks)
+
+
+def encode_wireless_remote(keys: frozenset[str] | set[str] = frozenset(), **sticks: float) -> bytes:
+    """The 40 bytes a robot would report with ``keys`` held and the given stick positions
+    (for the simulator and tests: the inverse of :func:`parse_wireless_remote`)."""
+    unknown = set(keys) - set(REMOTE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown remote keys {sorted(unknown)}; the remote has {list(REMOTE_KEYS)}")
+    data = bytearray(REMOTE_BYTES)
+    struct.pack_into("<H", data, _KEYS_AT, sum(1 << REMOTE_KEYS.index(k) for k in keys))
+    offsets = dict(_STICKS)
+    for name, value in sticks.items():
+        if name not in offsets:
+            raise ValueError(f"unknown stick {name!r}; the remote has {sorted(offsets)}")
+        struct.pack_into("<f", data, offsets[name], value)
+    return bytes(data)

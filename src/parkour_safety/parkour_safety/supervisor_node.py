@@ -1,50 +1,114 @@
 """supervisor_node: the only writer of ``rt/lowcmd``.
 
-Every tick it reads the newest ``rt/lowstate``, republishes it as ``/robot/joint_states`` and
-``/robot/imu``, runs the state machine of :mod:`parkour_core.safety` (DAMP -> STAND_UP -> STAND ->
-ACTIVE, DAMP on stale lowstate, tilt or request), shapes the command for the mode (clamped to
-joint and effort limits) and writes it. The policy only proposes targets on
-``/policy/joint_targets``. Requests: ``/supervisor/{stand_up,activate,damp,estop}`` (Trigger).
+A thin shell around :class:`parkour_core.supervisor_core.SupervisorCore`, which holds every rule
+(modes, transitions, fallback gait, clamping, fault counters). Every tick (``supervisor.rate_hz``)
+the node reads the newest ``rt/lowstate``, republishes it as ``/robot/joint_states`` and
+``/robot/imu``, hands the core what arrived since the last tick and writes the command it returns.
+If the policy node dies the supervisor keeps writing at its own rate: its own fallback gait
+(BLIND, ``supervisor.fallback_bundle`` run in-process), the stand pose, or damping.
+
+Inputs:
+  rt/lowstate                Unitree DDS: joints, IMU, and the Unitree remote's keys
+  /policy/joint_targets      JointState; ``header.frame_id`` names the bundle that made them
+  /policy/bundle             String (latched): JSON {"name", "path", "kp", "kd", "uses_depth"} per bundle;
+                             targets of a bundle never announced are not used (frame_id "" runs with the
+                             gains in the manifest of ``policy.bundle``)
+  /camera/depth/policy       Image; only ``header.stamp`` is read: depth age = now - stamp
+  /cmd_vel                   Twist: the fallback gait's velocity command (zero once older than
+                             ``policy.command_timeout_s``)
+  /teleop/joy                Joy: gamepad e-stop and request combos; lost after ``supervisor.gamepad_timeout_s``
+  /supervisor/{stand_up,activate,stand,damp,estop}   std_srvs/Trigger
+E-stop (service, remote combo ``supervisor.remote_estop_keys``, gamepad combo
+``supervisor.gamepad_estop_buttons``) reaches DAMP in the tick that sees it: the service and the
+gamepad callback tick at once; the remote is read from the lowstate of every tick.
+
+Outputs: rt/lowcmd (or ``/supervisor/lowcmd_dry_run`` in a dry run); ``/supervisor/state`` (latched
+String: the mode name); ``/supervisor/transition`` (latched, last 100: JSON {"t", "from", "to",
+"reason"} per transition); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder
+(transitions, fault counters, clamp counters, time in each mode, commands written, timing).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from parkour_core.bundle import read_manifest
+from parkour_core.bundle import BundleError, read_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
-from parkour_core.math3d import tilt_rad
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.safety import (
-    JointCommand,
-    Mode,
-    Request,
-    SafetyLimits,
-    TickInputs,
-    clamp_command,
-    damp_command,
-    next_mode,
-    stand_command,
-    stand_up_command,
-)
+from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import summary_ms, write_json
-from parkour_core.unitree import Crc, LowStateView, fill_lowcmd, message_types, new_lowcmd, read_lowstate
+from parkour_core.supervisor_core import (
+    BundleGains,
+    GamepadReading,
+    PolicyTargets,
+    RobotReading,
+    RunnerGait,
+    SupervisorCore,
+    SupervisorInputs,
+    SupervisorSettings,
+    VelocityCommand,
+)
+from parkour_core.unitree import (
+    Crc,
+    LowStateView,
+    fill_lowcmd,
+    message_types,
+    new_lowcmd,
+    parse_wireless_remote,
+    read_lowstate,
+)
+
+DIAGNOSTICS_PERIOD_S = 1.0
+TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 
 
-class SingleWriterError(RuntimeError):
+class StartupError(RuntimeError):
+    """The supervisor must not start; the message says why and what to do."""
+
+
+class SingleWriterError(StartupError):
     pass
+
+
+def _stamp_s(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def build_core(cfg: StackConfig) -> SupervisorCore:
+    """The core with its fallback gait and the configured bundle's gains (for unnamed targets)."""
+    spec = get_robot(cfg.robot)
+    s = cfg.supervisor
+    fallback = None
+    if s.fallback == "blind":
+        try:
+            fallback = RunnerGait.load(resolve_bundle(s.fallback_bundle), spec)
+        except (BundleError, ValueError) as e:
+            raise StartupError(
+                f"the fallback gait (supervisor.fallback_bundle {s.fallback_bundle!r}) cannot run: {e}. "
+                "Fix the bundle, or set supervisor.fallback: stand"
+            ) from None
+    try:
+        manifest = read_manifest(resolve_bundle(cfg.policy.bundle))
+        default_gains = BundleGains.make("", manifest.kp, manifest.kd, manifest.uses_depth, spec.num_joints)
+    except (BundleError, ValueError) as e:
+        raise StartupError(f"policy.bundle {cfg.policy.bundle!r}: {e}") from None
+    settings = SupervisorSettings.from_config(cfg, fallback_available=fallback is not None)
+    return SupervisorCore(spec, settings, fallback=fallback, default_gains=default_gains)
 
 
 class Supervisor:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, live: bool, ros_args: list[str]) -> None:
         import rclpy
-        from rclpy.qos import DurabilityPolicy, QoSProfile
-        from sensor_msgs.msg import Imu, JointState
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import Twist
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import Image, Imu, JointState, Joy
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
@@ -52,12 +116,9 @@ class Supervisor:
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
         s = cfg.supervisor
-        self.limits = SafetyLimits(s.lowstate_timeout_s, s.target_timeout_s, s.max_tilt_rad)
         # On the robot nothing reaches rt/lowcmd without --live; the simulator is always live.
         self.writes_lowcmd = (cfg.mode == "sim" or live) and not s.dry_run
-        manifest = read_manifest(resolve_bundle(cfg.policy.bundle))
-        self.policy_kp = np.asarray(manifest.kp)
-        self.policy_kd = np.asarray(manifest.kd)
+        self.core = build_core(cfg)
 
         state_type, cmd_type = message_types(self.spec)
         from parkour_core.dds import DdsLink
@@ -82,58 +143,196 @@ class Supervisor:
         self.imu_pub = self.node.create_publisher(Imu, "/robot/imu", 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.state_pub = self.node.create_publisher(String, "/supervisor/state", latched)
+        history = QoSProfile(
+            depth=TRANSITIONS_KEPT, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self.transition_pub = self.node.create_publisher(String, "/supervisor/transition", history)
         self.dry_run_pub = self.node.create_publisher(JointState, "/supervisor/lowcmd_dry_run", 10)
+        self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        # The policy node keeps every announcement (depth 10, transient local, reliable): match it.
+        self.node.create_subscription(String, "/policy/bundle", self._on_bundle, history)
+        # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
+        newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest)
+        self.node.create_subscription(Twist, "/cmd_vel", self._on_cmd_vel, 10)
+        self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
         for name, request in (
             ("stand_up", Request.STAND_UP),
             ("activate", Request.ACTIVATE),
+            ("stand", Request.STAND),
             ("damp", Request.DAMP),
-            ("estop", Request.DAMP),
+            ("estop", None),
         ):
             self.node.create_service(Trigger, f"/supervisor/{name}", self._request_handler(request, name))
         self._JointState, self._Imu, self._String = JointState, Imu, String
 
-        self.mode = Mode.DAMP
-        self.pending = Request.NONE
+        self.pending: list[tuple[Request, str]] = []
+        self.estop_pending = False
         self.view: LowStateView | None = None
+        self.remote_keys: frozenset[str] = frozenset()
         self.last_lowstate_t: float | None = None
-        self.targets: np.ndarray | None = None
-        self.targets_t: float | None = None
-        self.stand_up_start_t = 0.0
-        self.stand_up_from = self.spec.default_q.copy()
-        self.transitions: list[dict] = []
-        self.limit_clamps = 0
+        self.targets: PolicyTargets | None = None
+        self.depth_stamp_s: float | None = None
+        self.command: VelocityCommand | None = None
+        self.gamepad: GamepadReading | None = None
         self.commands_written = 0
+        self.commands_dry_run = 0
+        self.targets_rejected = 0
+        self.announcements_rejected = 0
         self.tick_wall: list[float] = []
+        self.tick_compute: list[float] = []
         self.lowstate_ages: list[float] = []
         self.target_ages: list[float] = []
+        self.depth_ages: list[float] = []
         self._last_tick_wall: float | None = None
         self._publish_state()
         self.timer = self.node.create_timer(1.0 / s.rate_hz, self.tick)
+        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
+        fallback = self.core.fallback
+        self.log.info(
+            f"degrades ACTIVE to {self.core.limits.fallback.value}"
+            + (f" (fallback gait {fallback.name!r} at {1.0 / fallback.period_s:.0f} Hz)" if fallback else "")
+        )
 
     def _now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
-    def _request_handler(self, request: Request, name: str):
+    # ------------------------------------------------------------------ inputs
+    def _request_handler(self, request: Request | None, name: str):
         def handle(_req, response):
-            self.pending = request
-            if request is Request.DAMP:
+            before = self.core.mode
+            if request is None:
+                self.estop_pending = True
+            elif self.view is None:
+                response.success = False
+                response.message = f"{name} refused: no rt/lowstate yet"
+                return response
+            else:
+                self.pending.append((request, "service"))
+            if request in (None, Request.DAMP):
                 self.tick()  # e-stop and damp act now, not at the next timer tick
             response.success = True
-            response.message = f"{name} requested in {self.mode.value}"
+            response.message = f"{name} requested in {before.value}; now {self.core.mode.value}"
             return response
 
         return handle
 
     def _on_targets(self, msg) -> None:
         if tuple(msg.name) != self.spec.joint_names:
+            self.targets_rejected += 1
             self.log.error("policy targets name other joints than the robot spec; ignored", throttle_duration_sec=5.0)
             return
-        self.targets = np.asarray(msg.position, dtype=np.float64)
-        self.targets_t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        bundle = msg.header.frame_id
+        if self.core.gains_for(bundle) is None:
+            # At start-up the first targets can beat the latched announcement by a few ms: a warning.
+            self.log.warning(
+                f"targets from bundle {bundle!r}, whose gains were never announced on /policy/bundle: not used",
+                throttle_duration_sec=5.0,
+            )
+        self.targets = PolicyTargets(np.asarray(msg.position, dtype=np.float64), _stamp_s(msg.header.stamp), bundle)
 
+    def _on_bundle(self, msg) -> None:
+        try:
+            gains = BundleGains.from_announcement(msg.data, self.spec.num_joints)
+        except ValueError as e:
+            self.announcements_rejected += 1
+            self.log.error(f"/policy/bundle announcement refused: {e}")
+            return
+        self.core.register_bundle(gains)
+        self.log.info(f"gains for bundle {gains.name!r} (reads depth: {gains.uses_depth})")
+
+    def _on_depth(self, msg) -> None:
+        self.depth_stamp_s = _stamp_s(msg.header.stamp)
+
+    def _on_cmd_vel(self, msg) -> None:
+        velocity = np.array([msg.linear.x, msg.linear.y, msg.angular.z], dtype=np.float64)
+        self.command = VelocityCommand(velocity, self._now())
+
+    def _on_joy(self, msg) -> None:
+        buttons = frozenset(i for i, b in enumerate(msg.buttons) if b)
+        self.gamepad = GamepadReading(buttons, self._now())
+        if self.core.settings.gamepad.estop_held(buttons) and self.core.mode is not Mode.DAMP:
+            self.tick()  # the e-stop acts now, not at the next timer tick
+
+    # ------------------------------------------------------------------ the tick
+    def _capture_time(self, view: LowStateView, now: float) -> float:
+        """When the newest lowstate was sampled, on this node's clock.
+
+        The simulator stamps ``tick`` with sim-time milliseconds, the clock this node runs on, so
+        the age is the sample's true age. The robot's tick counts from its own boot: there the age
+        is the time since the sample reached us (at most one tick late).
+        """
+        if self.cfg.mode == "sim":
+            return min(now, view.tick * 1e-3)
+        return now
+
+    def tick(self) -> None:
+        now = self._now()
+        wall = time.perf_counter()
+        if self._last_tick_wall is not None:
+            self.tick_wall.append(wall - self._last_tick_wall)
+        self._last_tick_wall = wall
+
+        msg = self.lowstate_reader.take_latest()
+        if msg is not None:
+            self.view = read_lowstate(msg, self.spec)
+            self.last_lowstate_t = self._capture_time(self.view, now)
+            self.remote_keys = parse_wireless_remote(self.view.wireless_remote).keys
+            self._publish_robot_state(self.view)
+        view = self.view
+        if view is None or self.last_lowstate_t is None:
+            # Nothing is sent before the first LowState_ (its mode_machine must be echoed); the robot is
+            # in DAMP, so an e-stop has nothing to do, and no request may wait to act later.
+            self.pending.clear()
+            self.estop_pending = False
+            return
+        inputs = SupervisorInputs(
+            now_s=now,
+            robot=RobotReading(view.q, view.dq, view.quat_wxyz, view.gyro, self.last_lowstate_t, self.remote_keys),
+            targets=self.targets,
+            depth_stamp_s=self.depth_stamp_s,
+            command=self.command,
+            gamepad=self.gamepad,
+            requests=tuple(self.pending),
+            estop_service=self.estop_pending,
+        )
+        self.pending.clear()
+        self.estop_pending = False
+        cmd, records = self.core.tick(inputs)
+        self.tick_compute.append(time.perf_counter() - wall)
+        for record in records:
+            self.log.info(f"{record.from_mode.value} -> {record.to_mode.value}: {record.reason}")
+            self._publish_state()
+            self.transition_pub.publish(self._String(data=json.dumps(record.to_dict())))
+        self._write(cmd, view.mode_machine)
+
+        self.lowstate_ages.append(now - self.last_lowstate_t)
+        if self.core.mode is Mode.ACTIVE and self.targets is not None:
+            self.target_ages.append(now - self.targets.stamp_s)
+        if self.depth_stamp_s is not None:
+            self.depth_ages.append(now - self.depth_stamp_s)
+
+    def _write(self, cmd: JointCommand, mode_machine: int) -> None:
+        if self.lowcmd_writer is None:
+            js = self._JointState()
+            js.header.stamp = self.node.get_clock().now().to_msg()
+            js.name = list(self.spec.joint_names)
+            js.position = cmd.q.tolist()
+            js.velocity = cmd.dq.tolist()
+            js.effort = cmd.tau.tolist()
+            self.dry_run_pub.publish(js)
+            self.commands_dry_run += 1
+            return
+        fill_lowcmd(self.lowcmd, self.spec, cmd, mode_machine)
+        self.lowcmd.crc = self.crc(self.lowcmd)
+        self.lowcmd_writer.write(self.lowcmd)
+        self.commands_written += 1
+
+    # ------------------------------------------------------------------ outputs
     def _publish_state(self) -> None:
-        self.state_pub.publish(self._String(data=self.mode.value))
+        self.state_pub.publish(self._String(data=self.core.mode.value))
 
     def _publish_robot_state(self, view: LowStateView) -> None:
         stamp = self.node.get_clock().now().to_msg()
@@ -159,90 +358,27 @@ class Supervisor:
         imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z = ax, ay, az
         self.imu_pub.publish(imu)
 
-    def _command_for_mode(self, now: float) -> JointCommand:
-        if self.mode is Mode.STAND_UP:
-            return stand_up_command(self.spec, self.stand_up_from, self._stand_up_progress(now))
-        if self.mode is Mode.STAND:
-            return stand_command(self.spec)
-        if self.mode is Mode.ACTIVE and self.targets is not None:
-            n = self.spec.num_joints
-            return JointCommand(self.targets.copy(), np.zeros(n), self.policy_kp, self.policy_kd, np.zeros(n))
-        return damp_command(self.spec, self.cfg.supervisor.kd_damp)
+    def _publish_diagnostics(self) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-    def _capture_time(self, view: LowStateView, now: float) -> float:
-        """When the newest lowstate was sampled, on this node's clock.
-
-        The simulator stamps ``tick`` with sim-time milliseconds, the clock this node runs on, so
-        the age is the sample's true age. The robot's tick counts from its own boot: there the age
-        is the time since the sample reached us (at most one tick late).
-        """
-        if self.cfg.mode == "sim":
-            return min(now, view.tick * 1e-3)
-        return now
-
-    def _stand_up_progress(self, now: float) -> float:
-        return (now - self.stand_up_start_t) / self.cfg.supervisor.stand_up_duration_s
-
-    def tick(self) -> None:
-        now = self._now()
-        wall = time.perf_counter()
-        if self._last_tick_wall is not None:
-            self.tick_wall.append(wall - self._last_tick_wall)
-        self._last_tick_wall = wall
-
-        msg = self.lowstate_reader.take_latest()
-        if msg is not None:
-            self.view = read_lowstate(msg, self.spec)
-            self.last_lowstate_t = self._capture_time(self.view, now)
-            self._publish_robot_state(self.view)
-        if self.view is None:
-            return  # nothing is sent before the first LowState_ (its mode_machine must be echoed)
-        lowstate_age = now - self.last_lowstate_t if self.last_lowstate_t is not None else float("inf")
-        target_age = now - self.targets_t if self.targets_t is not None else float("inf")
-        self.lowstate_ages.append(lowstate_age)
-        if self.mode is Mode.ACTIVE:
-            self.target_ages.append(target_age)
-        view = self.view
-        inputs = TickInputs(
-            lowstate_age_s=lowstate_age,
-            target_age_s=target_age,
-            tilt_rad=tilt_rad(view.quat_wxyz),
-            state_finite=bool(np.all(np.isfinite(view.q)) and np.all(np.isfinite(view.quat_wxyz))),
-            targets_finite=self.targets is not None and bool(np.all(np.isfinite(self.targets))),
-            stand_up_progress=self._stand_up_progress(now) if self.mode is Mode.STAND_UP else 0.0,
-            request=self.pending,
+        core = self.core
+        mode = core.mode
+        last = core.transitions[-1].reason if core.transitions else "start"
+        degraded = mode in (Mode.BLIND,) or (mode is Mode.DAMP and bool(core.transitions))
+        status = DiagnosticStatus(
+            name="supervisor_node: safety",
+            hardware_id=self.spec.name,
+            level=DiagnosticStatus.WARN if degraded else DiagnosticStatus.OK,
+            message=f"{mode.value} ({last})",
         )
-        self.pending = Request.NONE
-        new_mode, reason = next_mode(self.mode, inputs, self.limits)
-        if new_mode is not self.mode:
-            self.log.info(f"{self.mode.value} -> {new_mode.value}: {reason}")
-            self.transitions.append(
-                {"t": round(now, 4), "from": self.mode.value, "to": new_mode.value, "reason": reason}
-            )
-            if new_mode is Mode.STAND_UP:
-                self.stand_up_start_t = now
-                self.stand_up_from = view.q.copy()
-            self.mode = new_mode
-            self._publish_state()
-
-        cmd, clamps = clamp_command(self.spec, self._command_for_mode(now), view.q, view.dq)
-        self.limit_clamps += clamps
-        self._write(cmd, view.mode_machine)
-
-    def _write(self, cmd: JointCommand, mode_machine: int) -> None:
-        if self.lowcmd_writer is None:
-            js = self._JointState()
-            js.header.stamp = self.node.get_clock().now().to_msg()
-            js.name = list(self.spec.joint_names)
-            js.position = cmd.q.tolist()
-            js.velocity = cmd.dq.tolist()
-            js.effort = cmd.tau.tolist()
-            self.dry_run_pub.publish(js)
-            return
-        fill_lowcmd(self.lowcmd, self.spec, cmd, mode_machine)
-        self.lowcmd.crc = self.crc(self.lowcmd)
-        self.lowcmd_writer.write(self.lowcmd)
-        self.commands_written += 1
+        values = {"mode": mode.value, "ticks": core.ticks, "limit_clamps": core.clamps.total}
+        values |= {"commands_written": self.commands_written, "commands_dry_run": self.commands_dry_run}
+        values |= {f"fault_{name}": c.onsets for name, c in core.faults.items() if c.onsets}
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        array = DiagnosticArray()
+        array.header.stamp = self.node.get_clock().now().to_msg()
+        array.status = [status]
+        self.diag_pub.publish(array)
 
     def write_metrics(self) -> None:
         if self.run_dir is None:
@@ -250,14 +386,18 @@ class Supervisor:
         write_json(
             self.run_dir / "supervisor.json",
             {
-                "final_mode": self.mode.value,
-                "supervisor_transitions": self.transitions,
-                "limit_clamps": self.limit_clamps,
+                **self.core.report(),
                 "commands_written": self.commands_written,
+                "commands_dry_run": self.commands_dry_run,
                 "writes_lowcmd": self.writes_lowcmd,
+                "targets_rejected": self.targets_rejected,
+                "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
+                "tick_compute_wall_ms": summary_ms(self.tick_compute),
+                "fallback_step_wall_ms": summary_ms(self.core.fallback_step_s),
                 "lowstate_age_ms": summary_ms(self.lowstate_ages),
                 "target_age_ms": summary_ms(self.target_ages),
+                "depth_age_ms": summary_ms(self.depth_ages),
             },
         )
 
@@ -269,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_node_args(__doc__ or "", argv)
     try:
         sup = Supervisor(args.config, args.run_dir, args.live, args.ros_args)
-    except SingleWriterError as e:
+    except StartupError as e:
         print(f"supervisor_node: refusing to start: {e}", flush=True)
         return 2
     mark_ready(args.run_dir, "supervisor")

@@ -1,0 +1,330 @@
+"""Command shaping: the mode commands and clamp_command, by example and as properties over any input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from parkour_core.robots import G1
+from parkour_core.safety import (
+    ClampCounts,
+    JointCommand,
+    clamp_command,
+    damp_command,
+    pd_command,
+    position_bounds,
+    stand_command,
+    stand_up_command,
+    torque_estimate,
+)
+
+N = G1.num_joints
+MARGIN = 0.02
+LO, HI = position_bounds(G1, MARGIN)
+PROPERTY = settings(max_examples=300, deadline=None, database=None)
+# Rounding of the last product may put a joint's estimate one ulp past the limit; nothing more.
+TAU_TOLERANCE = G1.tau_max * 1e-12
+
+any_float = st.floats(allow_nan=True, allow_infinity=True)
+any_array = arrays(np.float64, N, elements=any_float)
+finite_array = arrays(np.float64, N, elements=st.floats(allow_nan=False, allow_infinity=False))
+
+
+def command(q=None, dq=None, kp=None, kd=None, tau=None) -> JointCommand:
+    base = stand_command(G1)
+    return JointCommand(
+        q=base.q if q is None else np.asarray(q, dtype=np.float64),
+        dq=np.zeros(N) if dq is None else np.asarray(dq, dtype=np.float64),
+        kp=base.kp if kp is None else np.asarray(kp, dtype=np.float64),
+        kd=base.kd if kd is None else np.asarray(kd, dtype=np.float64),
+        tau=np.zeros(N) if tau is None else np.asarray(tau, dtype=np.float64),
+    )
+
+
+def is_damping(out: JointCommand) -> bool:
+    """kp 0, kd > 0 (velocity target and feed-forward may have moved to keep the braking torque in bounds)."""
+    return bool(np.all(out.kp == 0) and np.all(out.kd > 0))
+
+
+def check_within_limits(out: JointCommand, margin: float = MARGIN) -> None:
+    lo, hi = position_bounds(G1, margin)
+    assert out.is_finite()
+    assert np.all(out.q >= lo) and np.all(out.q <= hi)
+    assert np.all(np.abs(out.dq) <= G1.dq_max)
+    assert np.all(np.abs(out.tau) <= G1.tau_max)
+    assert np.all(out.kp >= 0) and np.all(out.kd >= 0)
+
+
+def check_torque_within_limits(out: JointCommand, q, dq) -> None:
+    est = torque_estimate(out, q, dq)
+    assert np.all(np.abs(est) <= G1.tau_max + TAU_TOLERANCE), est
+
+
+# ----------------------------------------------------------------------------- mode commands
+
+
+def test_stand_up_command_endpoints():
+    q_start = np.linspace(-0.3, 0.3, N)
+    start = stand_up_command(G1, q_start, 0.0)
+    np.testing.assert_allclose(start.q, q_start)
+    end = stand_up_command(G1, q_start, 1.0)
+    np.testing.assert_allclose(end.q, G1.default_q)
+    for c in (start, end):
+        np.testing.assert_array_equal(c.kp, G1.kp_stand)
+        np.testing.assert_array_equal(c.kd, G1.kd_stand)
+        np.testing.assert_array_equal(c.dq, np.zeros(N))
+        np.testing.assert_array_equal(c.tau, np.zeros(N))
+
+
+def test_stand_up_command_smoothstep_and_clipping():
+    q_start = np.zeros(N)
+    mid = stand_up_command(G1, q_start, 0.5)
+    np.testing.assert_allclose(mid.q, 0.5 * G1.default_q)
+    quarter = stand_up_command(G1, q_start, 0.25)
+    np.testing.assert_allclose(quarter.q, 0.15625 * G1.default_q)  # 3s^2 - 2s^3 at s = 0.25
+    np.testing.assert_allclose(stand_up_command(G1, q_start, -1.0).q, q_start)
+    np.testing.assert_allclose(stand_up_command(G1, q_start, 5.0).q, G1.default_q)
+
+
+def test_stand_up_command_does_not_alias_spec_arrays():
+    c = stand_command(G1)
+    c.kp[:] = 0.0
+    assert np.all(G1.kp_stand > 0)
+
+
+def test_damp_command():
+    c = damp_command(G1, 3.0)
+    np.testing.assert_array_equal(c.kp, np.zeros(N))
+    np.testing.assert_array_equal(c.kd, np.full(N, 3.0))
+    np.testing.assert_array_equal(c.tau, np.zeros(N))
+    np.testing.assert_array_equal(c.q, G1.default_q)  # unused with kp 0, but inside every limit
+    assert c.is_finite()
+
+
+def test_pd_command_copies_its_inputs():
+    kp = np.full(N, 50.0)
+    c = pd_command(G1, G1.default_q, kp, np.ones(N))
+    c.kp[:] = 0.0
+    assert np.all(kp == 50.0)
+    np.testing.assert_array_equal(c.dq, np.zeros(N))
+
+
+def test_position_bounds_shrink_by_the_margin_but_never_cross():
+    lo, hi = position_bounds(G1, 0.02)
+    np.testing.assert_allclose(lo, G1.q_min + 0.02)
+    np.testing.assert_allclose(hi, G1.q_max - 0.02)
+    lo, hi = position_bounds(G1, 10.0)
+    np.testing.assert_allclose(lo, hi)
+    np.testing.assert_allclose(lo, 0.5 * (G1.q_min + G1.q_max))
+
+
+# ----------------------------------------------------------------------------- clamp_command by example
+
+
+def test_clamp_passes_a_safe_command_unchanged():
+    cmd = stand_command(G1)
+    out, counts = clamp_command(G1, cmd, G1.default_q, np.zeros(N), MARGIN)
+    assert counts == ClampCounts()
+    for field in ("q", "dq", "kp", "kd", "tau"):
+        np.testing.assert_array_equal(getattr(out, field), getattr(cmd, field))
+
+
+def test_clamp_position_target_to_joint_limits_less_the_margin():
+    q = G1.default_q.copy()
+    q[3] = G1.q_max[3] + 1.0
+    q[4] = G1.q_min[4] - 1.0
+    q[5] = G1.q_max[5]  # at the hard limit: inside the margin
+    out, counts = clamp_command(G1, command(q=q, kp=np.zeros(N)), G1.default_q, np.zeros(N), MARGIN)
+    assert out.q[3] == G1.q_max[3] - MARGIN
+    assert out.q[4] == G1.q_min[4] + MARGIN
+    assert out.q[5] == G1.q_max[5] - MARGIN
+    assert counts.position == 3 and counts.total == 3
+
+
+def test_clamp_velocity_target_to_velocity_limits():
+    dq_t = np.zeros(N)
+    dq_t[0] = 100.0
+    dq_t[1] = -100.0
+    out, counts = clamp_command(G1, command(dq=dq_t, kd=np.zeros(N)), G1.default_q, np.zeros(N))
+    assert out.dq[0] == G1.dq_max[0] and out.dq[1] == -G1.dq_max[1]
+    assert counts.velocity == 2 and counts.total == 2
+
+
+def test_clamp_feed_forward_and_negative_gains():
+    tau = np.zeros(N)
+    tau[0] = 1e4
+    tau[1] = -1e4
+    kp = G1.kp_stand.copy()
+    kp[2] = -5.0
+    out, counts = clamp_command(G1, command(tau=tau, kp=kp, kd=-G1.kd_stand), G1.default_q, np.zeros(N))
+    assert out.tau[0] == G1.tau_max[0] and out.tau[1] == -G1.tau_max[1]
+    assert out.kp[2] == 0.0 and np.all(out.kd == 0.0)
+    assert counts.feedforward == 2
+    assert counts.gains == 1 + N
+
+
+def test_clamp_pulls_target_in_to_keep_pd_torque_within_limit():
+    q_target = G1.default_q.copy()
+    q_target[3] += 1.0  # knee: kp 200 * 1 rad = 200 Nm > 139 Nm
+    out, counts = clamp_command(G1, command(q=q_target), G1.default_q, np.zeros(N))
+    assert counts.torque == 1 and counts.damped == 0 and counts.total == 1
+    assert out.q[3] == pytest.approx(G1.default_q[3] + G1.tau_max[3] / G1.kp_stand[3])
+    assert torque_estimate(out, G1.default_q, np.zeros(N))[3] == pytest.approx(G1.tau_max[3])
+    np.testing.assert_array_equal(out.dq, np.zeros(N))  # the position target sufficed
+
+
+def _damping_term_beyond_limit(kind: str) -> dict:
+    """Inputs where moving the position target alone cannot bring the estimate inside the limit."""
+    q = G1.default_q.copy()
+    kp, kd, tau = G1.kp_stand.copy(), G1.kd_stand.copy(), np.zeros(N)
+    q_t, dq_t, dq = G1.default_q.copy(), np.zeros(N), np.zeros(N)
+    j = 3  # left knee: tau_max 139, kd 10
+    if kind == "kp zero":
+        kp[j], tau[j], dq[j] = 0.0, 139.0, -10.0  # kd term 100 + tau_ff 139
+    elif kind == "joint limit binds":
+        q[j] = q_t[j] = G1.q_min[j]
+        tau[j], dq[j] = 139.0, -10.0  # needs a target below q_min
+    return {"cmd": JointCommand(q_t, dq_t, kp, kd, tau), "q": q, "dq": dq}
+
+
+@pytest.mark.parametrize("kind", ["kp zero", "joint limit binds"])
+def test_clamp_moves_the_velocity_target_when_the_position_target_cannot_help(kind):
+    c = _damping_term_beyond_limit(kind)
+    assert np.abs(torque_estimate(c["cmd"], c["q"], c["dq"]))[3] > G1.tau_max[3]
+    out, counts = clamp_command(G1, c["cmd"], c["q"], c["dq"])
+    check_torque_within_limits(out, c["q"], c["dq"])
+    assert counts.torque == 1 and counts.damped == 0
+    assert out.dq[3] < 0.0  # the velocity target moved toward the measured velocity
+    assert out.kp[3] == c["cmd"].kp[3]  # the joint is still position-controlled where it was
+    assert np.abs(out.kd[3] * (out.dq[3] - c["dq"][3])) <= G1.tau_max[3]
+
+
+def test_clamp_damps_alone_a_joint_far_beyond_its_limit():
+    q = G1.default_q.copy()
+    q[3] = G1.q_max[3] + 5.0  # knee 5 rad past its limit: kp 200 * 5 rad = 1000 Nm toward it
+    dq = np.zeros(N)
+    dq[3] = 40.0
+    out, counts = clamp_command(G1, stand_command(G1), q, dq)
+    assert counts.damped == 1
+    assert out.kp[3] == 0.0 and out.tau[3] == 0.0 and out.dq[3] == 0.0
+    assert out.kd[3] == pytest.approx(G1.tau_max[3] / 40.0)  # kd 10 * 40 rad/s would be 400 Nm
+    check_torque_within_limits(out, q, dq)
+    others = np.arange(N) != 3
+    np.testing.assert_array_equal(out.kp[others], G1.kp_stand[others])
+
+
+@pytest.mark.parametrize("field", ["q", "dq", "kp", "kd", "tau"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_command_becomes_damping(field, bad):
+    cmd = stand_command(G1)
+    getattr(cmd, field)[5] = bad
+    out, counts = clamp_command(G1, cmd, G1.default_q, np.zeros(N), kd_damp=4.0)
+    assert counts.nonfinite == N and counts.total == N
+    assert is_damping(out)
+    np.testing.assert_array_equal(out.kd, np.full(N, 4.0))
+    assert out.is_finite()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_state_becomes_damping(bad):
+    q, dq = G1.default_q.copy(), np.zeros(N)
+    q[3] = bad
+    dq[9] = bad
+    out, counts = clamp_command(G1, stand_command(G1), q, dq)
+    assert counts.nonfinite == N
+    assert is_damping(out)
+    check_within_limits(out)
+
+
+def test_clamp_counts_add_up():
+    total = ClampCounts()
+    total.add(ClampCounts(position=1, torque=2, damped=1))
+    total.add(ClampCounts(position=1, nonfinite=29))
+    assert total.to_dict() == {
+        "position": 2,
+        "velocity": 0,
+        "feedforward": 0,
+        "gains": 0,
+        "torque": 2,
+        "damped": 1,
+        "nonfinite": 29,
+        "total": 33,
+    }
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@PROPERTY
+@given(any_array, any_array, any_array, any_array, any_array, finite_array, finite_array)
+def test_any_command_at_any_finite_state_comes_out_within_every_limit(q_t, dq_t, kp, kd, tau, q, dq):
+    cmd = JointCommand(q_t, dq_t, kp, kd, tau)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clamp_command handles its own overflow: no warning escapes
+        out, counts = clamp_command(G1, cmd, q, dq, MARGIN)
+    check_within_limits(out)
+    check_torque_within_limits(out, q, dq)
+    if not cmd.is_finite():
+        assert is_damping(out) and counts.nonfinite == N
+
+
+@PROPERTY
+@given(any_array, any_array, st.sampled_from(["stand", "damp", "huge gains", "tiny gains"]))
+def test_any_state_gives_a_finite_command_within_limits_or_damping(q, dq, which):
+    cmd = {
+        "stand": stand_command(G1),
+        "damp": damp_command(G1, 3.0),
+        "huge gains": command(kp=np.full(N, 1e300), kd=np.full(N, 1e300)),
+        "tiny gains": command(kp=np.full(N, 5e-324), kd=np.ones(N)),
+    }[which]
+    out, _ = clamp_command(G1, cmd, q, dq, MARGIN)
+    check_within_limits(out)
+    if np.all(np.isfinite(q)) and np.all(np.isfinite(dq)):
+        check_torque_within_limits(out, q, dq)
+    else:
+        assert is_damping(out)
+
+
+realistic = {
+    "q_t": arrays(np.float64, N, elements=st.floats(-5.0, 5.0)),
+    "dq_t": arrays(np.float64, N, elements=st.floats(-50.0, 50.0)),
+    "kp": arrays(np.float64, N, elements=st.floats(0.0, 1000.0)),
+    "kd": arrays(np.float64, N, elements=st.floats(0.0, 100.0)),
+    "tau": arrays(np.float64, N, elements=st.floats(-300.0, 300.0)),
+    "u": arrays(np.float64, N, elements=st.floats(0.0, 1.0)),
+    "v": arrays(np.float64, N, elements=st.floats(-1.0, 1.0)),
+}
+
+
+@PROPERTY
+@given(**realistic)
+def test_inside_the_limits_no_joint_needs_to_be_damped(q_t, dq_t, kp, kd, tau, u, v):
+    """With the state inside the position bounds and velocity limits, the targets alone always bring the
+    estimate inside the effort limit: every joint stays position-controlled."""
+    q = LO + u * (HI - LO)
+    dq = v * G1.dq_max
+    out, counts = clamp_command(G1, JointCommand(q_t, dq_t, kp, kd, tau), q, dq, MARGIN)
+    check_within_limits(out)
+    check_torque_within_limits(out, q, dq)
+    assert counts.damped == 0
+    np.testing.assert_array_equal(out.kp, kp)
+    np.testing.assert_array_equal(out.kd, kd)
+
+
+@PROPERTY
+@given(**realistic)
+def test_a_command_already_within_every_limit_is_left_alone(q_t, dq_t, kp, kd, tau, u, v):
+    q = LO + u * (HI - LO)
+    dq = v * G1.dq_max
+    cmd = JointCommand(np.clip(q_t, LO, HI), np.clip(dq_t, -G1.dq_max, G1.dq_max), kp, kd, np.clip(tau, -1, 1))
+    if not np.all(np.abs(torque_estimate(cmd, q, dq)) <= G1.tau_max):
+        cmd = JointCommand(cmd.q, cmd.dq, np.zeros(N), np.zeros(N), cmd.tau)
+    out, counts = clamp_command(G1, cmd, q, dq, MARGIN)
+    assert counts.total == 0
+    for field in ("q", "dq", "kp", "kd", "tau"):
+        np.testing.assert_array_equal(getattr(out, field), getattr(cmd, field))
