@@ -70,6 +70,9 @@ class SupervisorConfig:
     )
     # Joint limits (position, velocity and effort limits come from the robot spec).
     joint_margin_rad: float = _bounded(0.02, 0.0, 0.2, doc="position targets stay this far inside the joint limits")
+    target_limit_tolerance_rad: float = _bounded(
+        0.5, 0.0, 3.0, doc="policy targets beyond a joint limit by more than this: a broken policy -> fallback"
+    )
     joint_limit_tolerance_rad: float = _bounded(
         0.1, 0.0, 1.0, doc="a measured position beyond a joint limit by more than this -> DAMP"
     )

@@ -99,6 +99,7 @@ class TickInputs:
     fallback_ok: bool = True  # the fallback gait's last output was finite
     active_inputs_fresh_for_s: float = float("inf")  # how long targets (and depth if used) have been fresh
     command_age_s: float = 0.0  # age of the newest /cmd_vel (inf: none)
+    targets_in_range: bool = True  # every target within the joint limits plus the target tolerance
 
 
 Guard = Callable[[TickInputs, SafetyLimits], bool]
@@ -162,13 +163,18 @@ def targets_unusable(i: TickInputs, lim: SafetyLimits) -> bool:
     return targets_stale(i, lim) or targets_nonfinite(i, lim)
 
 
+def targets_out_of_range(i: TickInputs, lim: SafetyLimits) -> bool:
+    """Targets far beyond the joint limits: the policy is broken, not merely clamped."""
+    return not i.targets_in_range
+
+
 def depth_stale(i: TickInputs, lim: SafetyLimits) -> bool:
     """Stale depth matters only to a bundle that reads it."""
     return i.uses_depth and _stale(i.depth_age_s, lim.depth_timeout_s)
 
 
 def policy_ready(i: TickInputs, lim: SafetyLimits) -> bool:
-    return not (targets_unusable(i, lim) or depth_stale(i, lim))
+    return not (targets_unusable(i, lim) or targets_out_of_range(i, lim) or depth_stale(i, lim))
 
 
 def command_stale(i: TickInputs, lim: SafetyLimits) -> bool:
@@ -252,6 +258,18 @@ TRANSITIONS: tuple[Transition, ...] = (
         Mode.STAND,
         "policy targets stale or not finite",
     ),
+    Transition(
+        frozenset({Mode.ACTIVE}),
+        _degrade_to(Mode.BLIND, targets_out_of_range),
+        Mode.BLIND,
+        "policy targets far beyond joint limits",
+    ),
+    Transition(
+        frozenset({Mode.ACTIVE}),
+        _degrade_to(Mode.STAND, targets_out_of_range),
+        Mode.STAND,
+        "policy targets far beyond joint limits",
+    ),
     Transition(frozenset({Mode.ACTIVE}), _degrade_to(Mode.BLIND, depth_stale), Mode.BLIND, "depth stale"),
     Transition(frozenset({Mode.ACTIVE}), _degrade_to(Mode.STAND, depth_stale), Mode.STAND, "depth stale"),
     Transition(frozenset({Mode.BLIND}), _may_resume, Mode.ACTIVE, "policy targets and depth fresh again"),
@@ -291,6 +309,7 @@ CHECKS: tuple[Check, ...] = (
     Check("gamepad_lost", _ALL, gamepad_lost),
     Check("targets_stale", _MOVING, targets_stale),
     Check("targets_nonfinite", _MOVING, targets_nonfinite),
+    Check("targets_out_of_range", _MOVING, targets_out_of_range),
     Check("depth_stale", _MOVING, depth_stale),
     Check("command_timeout", frozenset({Mode.BLIND}), command_stale),
     Check("fallback_nonfinite", frozenset({Mode.BLIND}), fallback_failed),

@@ -189,6 +189,7 @@ class SupervisorSettings:
     stand_up_duration_s: float = 2.0
     joint_margin_rad: float = 0.02
     joint_limit_tolerance_rad: float = 0.1
+    target_limit_tolerance_rad: float = 0.5
     velocity_limit_factor: float = 1.5
     gamepad_timeout_s: float = 0.5
     remote: Combos = field(default_factory=lambda: Combos(frozenset({"L2", "B"})))
@@ -230,6 +231,7 @@ class SupervisorSettings:
             stand_up_duration_s=s.stand_up_duration_s,
             joint_margin_rad=s.joint_margin_rad,
             joint_limit_tolerance_rad=s.joint_limit_tolerance_rad,
+            target_limit_tolerance_rad=s.target_limit_tolerance_rad,
             velocity_limit_factor=s.velocity_limit_factor,
             gamepad_timeout_s=s.gamepad_timeout_s,
             remote=remote,
@@ -338,6 +340,7 @@ class SupervisorCore:
         # how much room velocity_limit_factor and joint_limit_tolerance_rad leave.
         self.max_speed_ratio = 0.0
         self.max_limit_excess_rad = 0.0
+        self.max_target_excess_rad = 0.0  # how far policy targets reached past a joint limit
 
         self._last_now: float | None = None
         self._stand_up_start_s = 0.0
@@ -398,6 +401,11 @@ class SupervisorCore:
         usable = targets is not None and gains is not None
         target_age = now - targets.stamp_s if (usable and targets is not None) else math.inf
         targets_finite = targets is not None and targets.q.shape == (n,) and _finite(targets.q)
+        targets_in_range = True
+        if targets_finite and targets is not None:
+            excess = float(np.max(np.maximum(self.spec.q_min - targets.q, targets.q - self.spec.q_max)))
+            self.max_target_excess_rad = max(self.max_target_excess_rad, excess)
+            targets_in_range = excess <= s.target_limit_tolerance_rad
         uses_depth = gains.uses_depth if gains is not None else False
         depth_age = now - inputs.depth_stamp_s if inputs.depth_stamp_s is not None else math.inf
 
@@ -446,6 +454,7 @@ class SupervisorCore:
             gamepad_lost=gamepad_lost,
             fallback_ok=self._fallback_ok,
             command_age_s=command_age,
+            targets_in_range=targets_in_range,
         )
         ready = policy_ready(tick_inputs, self.limits)
         if not ready:
@@ -569,6 +578,7 @@ class SupervisorCore:
             },
             "max_speed_ratio": round(self.max_speed_ratio, 4),
             "max_limit_excess_rad": round(self.max_limit_excess_rad, 4),
+            "max_target_excess_rad": round(self.max_target_excess_rad, 4),
             "bundles_known": sorted(self.bundles),
             "unknown_bundle_ticks": self.unknown_bundle_ticks,
         }

@@ -569,13 +569,25 @@ def test_fault_onsets_count_each_time_a_check_starts_failing():
 def test_clamps_are_counted_by_kind():
     rig = make_rig()
     rig.policy_q = G1.default_q.copy()
-    rig.policy_q[3] = G1.q_max[3] + 1.0
+    rig.policy_q[3] = G1.q_max[3] + 0.3  # within target_limit_tolerance_rad: clamped, not a fault
     rig.to_active()
     cmd, _ = rig.step()
     assert cmd.q[3] == G1.q_max[3] - 0.02
     report = rig.core.report()
     assert report["limit_clamps_by_kind"]["position"] >= 1
     assert report["limit_clamps"] == report["limit_clamps_by_kind"]["total"] > 0
+
+
+def test_targets_far_beyond_limits_are_a_policy_fault():
+    rig = make_rig()
+    rig.to_active()
+    rig.policy_q = G1.default_q.copy()
+    rig.policy_q[5] = G1.q_max[5] + 1.0  # beyond target_limit_tolerance_rad (0.5)
+    cmd, records = rig.step()
+    assert rig.core.mode is Mode.BLIND
+    assert [r.reason for r in records] == ["policy targets far beyond joint limits"]
+    assert G1.q_min[5] <= cmd.q[5] <= G1.q_max[5]
+    assert rig.core.report()["max_target_excess_rad"] >= 1.0
 
 
 # ----------------------------------------------------------------------------- bundle announcements
