@@ -433,8 +433,8 @@ class SupervisorCore:
 
         if state_finite:
             self.max_speed_ratio = max(self.max_speed_ratio, float(np.max(np.abs(robot.dq) / self.spec.dq_max)))
-            excess = np.maximum(self.spec.q_min - robot.q, robot.q - self.spec.q_max)
-            self.max_limit_excess_rad = max(self.max_limit_excess_rad, float(np.max(excess)))
+            state_excess = np.maximum(self.spec.q_min - robot.q, robot.q - self.spec.q_max)
+            self.max_limit_excess_rad = max(self.max_limit_excess_rad, float(np.max(state_excess)))
         quat_finite = _finite(robot.quat_wxyz) and robot.quat_wxyz.shape == (4,)
         with np.errstate(over="ignore", invalid="ignore"):  # a huge quaternion overflows to NaN: counted as a fall
             tilt = tilt_rad(robot.quat_wxyz) if quat_finite else math.nan
