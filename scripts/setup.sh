@@ -83,4 +83,9 @@ else
     $PY -m parkour_core.bundles.holosoma_walk --out models/g1_walk
 fi
 
+# The walking policy in a student's interface (depth backbone + recurrent state), for the depth
+# pipeline, swap and fault tests until a trained student exists. Rebuilt every time: it is cheap.
+log "bundle: building models/g1_walk_depth_gated"
+$PY -m parkour_core.bundles.depth_gated_walk --out models/g1_walk_depth_gated
+
 log "done in $(($(date +%s) - start)) s; $(du -sh .venv | cut -f1) in .venv"
