@@ -35,6 +35,10 @@ def ros_env(ros_domain_id: int | None = None) -> dict[str, str]:
     env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # One BLAS thread per node: each node is its own process on a 2-core machine, and OpenBLAS's
+    # default thread pool made the depth preprocessing 20-60x slower under load (bench/depth).
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("OMP_NUM_THREADS", "1")
     if ros_domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(ros_domain_id)
     return env
@@ -122,10 +126,18 @@ def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int 
     nodes = [start_node(name, config, run_dir, env, extra) for name in names]
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
-        while all(n.proc.poll() is None for n in nodes):
+        # On the robot only the supervisor's death ends the graph: it handles a dead policy or camera
+        # itself (fallback gait, stale depth). Stopping it for them would stop the robot's commands.
+        supervisor = nodes[0]
+        reported: set[str] = set()
+        while supervisor.proc.poll() is None:
+            for n in nodes[1:]:
+                if n.proc.poll() is not None and n.name not in reported:
+                    reported.add(n.name)
+                    print(f"parkour robot: node {n.name} exited with code {n.proc.returncode}; "
+                          f"the supervisor keeps the robot safe:\n{n.tail()}", flush=True)  # fmt: skip
             time.sleep(0.2)
-        dead = [n for n in nodes if n.proc.poll() is not None]
-        raise GraphError(f"node {dead[0].name} exited with code {dead[0].proc.returncode}:\n{dead[0].tail()}")
+        raise GraphError(f"the supervisor exited with code {supervisor.proc.returncode}:\n{supervisor.tail()}")
     except KeyboardInterrupt:
         return {}
     finally:
