@@ -1,0 +1,221 @@
+"""Numerical checks of an exported student: the runtime path against torch, and fast variants against fp32.
+
+Both sides see the same recurrent rollout: random robot states and commands at the policy rate,
+and a new depth frame whenever the camera (``depth.camera_hz``) has produced one, as on the robot.
+The runtime side is parkour_core's :class:`PolicyRunner` (``set_depth`` + ``step``), so the check
+covers the observation layout, the discrete command, the action clip and the hidden-state
+handling, not just the ONNX graphs. The torch side builds its observation with the same
+``parkour_core.obs`` functions from the manifest's terms and keeps its own hidden state and
+previous action.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from parkour_core.bundle import Bundle, Manifest
+from parkour_core.command import discretise_command
+from parkour_core.obs import ObsInput, build_observation
+from parkour_core.runner import PolicyRunner, RobotState
+from training.export.models import DepthBackbone, RecurrentStudent
+
+
+class ParityError(Exception):
+    """An exported model does not compute what it should; the message gives the measured error."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Inputs of a recurrent rollout, one entry per control tick."""
+
+    states: list[RobotState]
+    commands: list[np.ndarray]
+    depth_frames: list[np.ndarray | None]  # a preprocessed policy image on ticks where a frame is new
+    tick_s: float
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+
+@dataclass(frozen=True)
+class RolloutOutputs:
+    actions: np.ndarray  # [ticks, joints], after the runtime's action clip
+    hidden: np.ndarray  # [ticks, *hidden_shape]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    steps: int
+    max_action_error: float
+    max_hidden_error: float
+    max_abs_action: float  # of the reference, to read the error against
+
+    def to_dict(self) -> dict[str, float | int]:
+        return dataclasses.asdict(self)
+
+
+def new_frame_ticks(ticks: int, policy_hz: float, camera_hz: float) -> list[bool]:
+    """Which ticks see a new camera frame: frame j is captured at j / camera_hz, tick k runs at k / policy_hz."""
+    frame_index = [math.floor(k * camera_hz / policy_hz + 1e-9) for k in range(ticks)]
+    return [k == 0 or frame_index[k] != frame_index[k - 1] for k in range(ticks)]
+
+
+def synthetic_depth_frame(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
+    """A normalised depth image ([-0.5, 0.5], far = 0.5) that looks like a scene: floor, a box, noise, holes."""
+    rows = np.linspace(0.5, -0.4, height, dtype=np.float32)[:, None]  # far at the top, floor close below
+    image = np.broadcast_to(rows, (height, width)).copy()
+    top, left = rng.integers(0, height // 2), rng.integers(0, width // 2)
+    image[top : top + rng.integers(5, height // 2), left : left + rng.integers(5, width // 2)] = rng.uniform(-0.4, 0.3)
+    image += rng.normal(0.0, 0.02, image.shape).astype(np.float32)
+    image[rng.random(image.shape) < 0.02] = 0.5  # holes read as far
+    return np.clip(image, -0.5, 0.5).astype(np.float32)
+
+
+def random_rollout(manifest: Manifest, ticks: int, seed: int) -> Rollout:
+    """Random but plausible inputs: joints near the default pose, a tilted base, commands in range."""
+    rng = np.random.default_rng(seed)
+    n = len(manifest.joint_names)
+    default_q = np.asarray(manifest.default_joint_pos)
+    frames = new_frame_ticks(ticks, manifest.policy_hz, manifest.depth.camera_hz) if manifest.depth else [False] * ticks
+    states, commands, depth_frames = [], [], []
+    for k in range(ticks):
+        axis = rng.normal(size=3)
+        half_angle = 0.5 * rng.uniform(0.0, 0.4)
+        quat = np.concatenate([[math.cos(half_angle)], math.sin(half_angle) * axis / np.linalg.norm(axis)])
+        states.append(
+            RobotState(
+                q=default_q + rng.normal(0.0, 0.2, n),
+                dq=rng.normal(0.0, 1.5, n),
+                quat_wxyz=quat,
+                gyro=rng.normal(0.0, 0.5, 3),
+            )
+        )
+        commands.append(np.array([rng.uniform(-0.5, 1.5), rng.uniform(-0.5, 0.5), rng.uniform(-1.0, 1.0)]))
+        if frames[k] and manifest.depth is not None:
+            depth_frames.append(synthetic_depth_frame(rng, manifest.depth.spec.height, manifest.depth.spec.width))
+        else:
+            depth_frames.append(None)
+    return Rollout(states, commands, depth_frames, tick_s=1.0 / manifest.policy_hz)
+
+
+@torch.no_grad()
+def torch_rollout(
+    backbone: DepthBackbone, student: RecurrentStudent, manifest: Manifest, rollout: Rollout
+) -> RolloutOutputs:
+    """The torch modules through the rollout, with observations built from the manifest's terms."""
+    if manifest.depth is None or manifest.hidden_shape is None:
+        raise ValueError(f"bundle {manifest.name!r} is not a recurrent depth student")
+    backbone.eval()
+    student.eval()
+    n = len(manifest.joint_names)
+    default_q = np.asarray(manifest.default_joint_pos)
+    latent = torch.zeros(1, manifest.depth.latent_dim)
+    hidden = torch.zeros(manifest.hidden_shape)
+    last_action = np.zeros(n)
+    actions, hiddens = [], []
+    for state, command, frame in zip(rollout.states, rollout.commands, rollout.depth_frames, strict=True):
+        if frame is not None:
+            latent = backbone(torch.from_numpy(frame[None]))
+        discrete = discretise_command(command, manifest.command) if manifest.command else np.zeros(0)
+        obs = build_observation(
+            manifest.obs_terms,
+            ObsInput(
+                q=state.q,
+                dq=state.dq,
+                quat_wxyz=state.quat_wxyz,
+                gyro=state.gyro,
+                command=command,
+                last_action=last_action,
+                default_q=default_q,
+                gait_phase=np.zeros(0),
+                command_discrete=discrete,
+            ),
+        )
+        action, hidden = student(torch.from_numpy(obs[None]), latent, hidden)
+        last_action = np.clip(action[0].numpy().astype(np.float64), -manifest.action_clip, manifest.action_clip)
+        actions.append(last_action)
+        hiddens.append(hidden.numpy().copy())
+    return RolloutOutputs(np.array(actions), np.array(hiddens))
+
+
+def runner_rollout(bundle: Bundle, rollout: Rollout) -> RolloutOutputs:
+    """The runtime path: PolicyRunner.set_depth on new frames, PolicyRunner.step every tick."""
+    runner = PolicyRunner(bundle)
+    actions, hiddens = [], []
+    for k, (state, command, frame) in enumerate(
+        zip(rollout.states, rollout.commands, rollout.depth_frames, strict=True)
+    ):
+        if frame is not None:
+            runner.set_depth(frame, stamp_s=k * rollout.tick_s)
+        runner.step(state, command)
+        actions.append(runner.last_action.copy())
+        hiddens.append(np.array(runner.hidden, copy=True))
+    return RolloutOutputs(np.array(actions), np.array(hiddens))
+
+
+def compare(reference: RolloutOutputs, candidate: RolloutOutputs) -> Comparison:
+    return Comparison(
+        steps=len(reference.actions),
+        max_action_error=float(np.max(np.abs(candidate.actions - reference.actions))),
+        max_hidden_error=float(np.max(np.abs(candidate.hidden - reference.hidden))),
+        max_abs_action=float(np.max(np.abs(reference.actions))),
+    )
+
+
+def with_models(bundle: Bundle, policy_file: str, backbone_file: str) -> Bundle:
+    """The same bundle with its models pointed at other files (e.g. the fp32 reference)."""
+    m = bundle.manifest
+    if m.depth_backbone is None:
+        raise ValueError(f"bundle {m.name!r} has no depth backbone")
+    manifest = dataclasses.replace(
+        m,
+        policy=dataclasses.replace(m.policy, file=policy_file),
+        depth_backbone=dataclasses.replace(m.depth_backbone, file=backbone_file),
+    )
+    return dataclasses.replace(bundle, manifest=manifest)
+
+
+def check_against_torch(
+    bundle: Bundle,
+    backbone: DepthBackbone,
+    student: RecurrentStudent,
+    steps: int = 50,
+    tolerance: float = 1e-5,
+    seed: int = 0,
+) -> Comparison:
+    """The bundle's models through PolicyRunner against torch; raises ParityError beyond ``tolerance``."""
+    rollout = random_rollout(bundle.manifest, steps, seed)
+    result = compare(torch_rollout(backbone, student, bundle.manifest, rollout), runner_rollout(bundle, rollout))
+    worst = max(result.max_action_error, result.max_hidden_error)
+    if not worst <= tolerance:  # also catches NaN
+        raise ParityError(
+            f"ONNX ({bundle.manifest.policy.file}, {_backbone_file(bundle)}) differs from torch over {steps} "
+            f"recurrent steps: max action error {result.max_action_error:.3g}, max hidden-state error "
+            f"{result.max_hidden_error:.3g}, tolerance {tolerance:g}; the export is wrong, do not use this bundle"
+        )
+    return result
+
+
+def check_against_reference(
+    candidate: Bundle, reference: Bundle, steps: int, tolerance: float, seed: int = 1
+) -> Comparison:
+    """A fast variant against the fp32 reference, both through PolicyRunner; ParityError beyond ``tolerance``."""
+    rollout = random_rollout(reference.manifest, steps, seed)
+    result = compare(runner_rollout(reference, rollout), runner_rollout(candidate, rollout))
+    if not result.max_action_error <= tolerance:
+        raise ParityError(
+            f"{candidate.manifest.policy.file} + {_backbone_file(candidate)} differ from the fp32 reference over "
+            f"{steps} recurrent steps: max action error {result.max_action_error:.3g} (largest reference action "
+            f"{result.max_abs_action:.3g}), tolerance {tolerance:g}; export with --precision fp32 instead"
+        )
+    return result
+
+
+def _backbone_file(bundle: Bundle) -> str:
+    io = bundle.manifest.depth_backbone
+    return "no backbone" if io is None else io.file

@@ -1,0 +1,316 @@
+"""Export the recurrent depth student as a model bundle, and check it numerically before it is used.
+
+``export_student`` writes, into one folder:
+
+- ``depth_backbone.onnx`` and ``student.onnx``: the fp32 reference, exported from torch with the
+  GRU hidden state as an explicit input/output, checked through parkour_core's PolicyRunner
+  against torch over a recurrent rollout (max error recorded in the manifest's provenance);
+- with ``precision="int8"`` (the default) or ``"int8-block"`` also ``depth_backbone.int8.onnx`` and
+  ``student.int8.onnx`` (see :mod:`training.export.optimize`), checked against the fp32 reference;
+  the manifest's ``models`` then point at them and provenance names the reference files;
+- ``manifest.json`` last, with the SHA-256 of every file, so a failed export leaves no loadable bundle.
+
+The contract (robot, joints, default pose, gains, observation terms, depth settings, rates) comes
+from parkour_core, the same code the policy node runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import torch
+
+from parkour_core.bundle import (
+    FORMAT_VERSION,
+    MANIFEST,
+    Bundle,
+    DepthInput,
+    Manifest,
+    ModelIO,
+    check_contract,
+    check_files,
+    load_bundle,
+    write_manifest,
+)
+from parkour_core.command import DiscreteCommandSpec
+from parkour_core.depth import DepthSpec
+from parkour_core.hashing import sha256_file
+from parkour_core.obs import ObsTerm, observation_size
+from parkour_core.robots import G1, RobotSpec
+from training.export.models import SIZES, DepthBackbone, RecurrentStudent, StudentSize, parameter_count
+from training.export.optimize import quantize_backbone, quantize_student
+from training.export.parity import (
+    check_against_reference,
+    check_against_torch,
+    synthetic_depth_frame,
+    with_models,
+)
+
+# The student's observation, in the order the network reads it.
+STUDENT_OBS_TERMS = (
+    ObsTerm("projected_gravity", 3),
+    ObsTerm("base_ang_vel", 3, 0.25),
+    ObsTerm("dof_pos", 29),
+    ObsTerm("dof_vel", 29, 0.05),
+    ObsTerm("actions", 29),
+    ObsTerm("command_lin_vel", 2),
+    ObsTerm("command_ang_vel", 1),
+    ObsTerm("command_discrete", 2),
+)
+ACTION_SCALE = 0.25
+POLICY_HZ = 50.0
+OPSET = 17
+
+BACKBONE_FILE = "depth_backbone.onnx"
+STUDENT_FILE = "student.onnx"
+BACKBONE_INT8_FILE = "depth_backbone.int8.onnx"
+STUDENT_INT8_FILE = "student.int8.onnx"
+
+# ONNX names of the models' inputs and outputs (an ONNX graph cannot reuse an input name as an output).
+POLICY_IO = ModelIO(
+    STUDENT_FILE, {"obs": "obs", "latent": "latent", "hidden": "hidden"}, {"action": "action", "hidden": "hidden_out"}
+)
+BACKBONE_IO = ModelIO(BACKBONE_FILE, {"depth": "depth"}, {"latent": "latent"})
+
+# The fp32 ONNX must compute what torch computes: only float reordering may differ (measured ~1e-7).
+PARITY_TOLERANCE = 1e-5
+PARITY_STEPS = 50
+# The int8 variant against fp32, in policy action units (joint target = default + 0.25 * action).
+# 0.02 is 5 mrad (0.3 deg) of joint target: a quarter of what a joint moving at a slow 1 rad/s covers
+# in one 20 ms tick, and 1 Nm of PD torque at the G1's stiffest gain (kp 200). Int8 error grows with
+# the weights' and actions' magnitudes, so a trained policy is measured again on every export.
+INT8_ACTION_TOLERANCE = 0.02
+INT8_STEPS = 200
+CALIBRATION_FRAMES = 64
+
+# precision -> int8 weight scheme of training.export.optimize (None: the fp32 reference runs).
+PRECISIONS: dict[str, str | None] = {"int8": "dynamic", "int8-block": "block", "fp32": None}
+
+
+class ExportError(Exception):
+    """The export cannot produce a bundle that is safe to run; the message says why."""
+
+
+def student_manifest(
+    name: str,
+    hidden_size: int,
+    files: dict[str, str],
+    provenance: dict[str, Any],
+    robot: RobotSpec = G1,
+    latent_dim: int = 32,
+) -> Manifest:
+    return Manifest(
+        format_version=FORMAT_VERSION,
+        name=name,
+        robot=robot.name,
+        joint_names=robot.joint_names,
+        default_joint_pos=tuple(float(x) for x in robot.default_q),
+        action_scale=ACTION_SCALE,
+        action_clip=100.0,
+        kp=tuple(float(x) for x in robot.kp_stand),
+        kd=tuple(float(x) for x in robot.kd_stand),
+        obs_terms=STUDENT_OBS_TERMS,
+        policy_hz=POLICY_HZ,
+        policy=POLICY_IO,
+        depth_backbone=BACKBONE_IO,
+        depth=DepthInput(DepthSpec(), latent_dim=latent_dim, camera_hz=30.0, latency_s=(0.06, 0.08)),
+        hidden_shape=(1, 1, hidden_size),
+        command=DiscreteCommandSpec(),
+        files=files,
+        provenance=provenance,
+    )
+
+
+def build_random_student(size: str | StudentSize, seed: int) -> tuple[DepthBackbone, RecurrentStudent]:
+    """Freshly initialised torch modules (PyTorch's default init), reproducible from ``seed``."""
+    student_size = SIZES[size] if isinstance(size, str) else size
+    torch.manual_seed(seed)
+    depth = DepthSpec()
+    backbone = DepthBackbone(student_size, depth.height, depth.width).eval()
+    student = RecurrentStudent(observation_size(STUDENT_OBS_TERMS), student_size, G1.num_joints).eval()
+    return backbone, student
+
+
+def export_onnx(backbone: DepthBackbone, student: RecurrentStudent, out_dir: Path) -> None:
+    """Both fp32 models, batch 1, with the legacy (TorchScript) exporter: one self-contained file each."""
+    depth = DepthSpec()
+    hidden = torch.zeros(1, 1, student.gru.hidden_size)
+    obs = torch.zeros(1, student.gru.input_size - _latent_dim(backbone))
+    latent = torch.zeros(1, _latent_dim(backbone))
+    with warnings.catch_warnings():
+        # Batch size is fixed at 1 and h0 is an explicit input: exactly what this warning asks for.
+        warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        # nn.GRU checks its input sizes in Python; with fixed batch-1 shapes the traced constants are right.
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        torch.onnx.export(
+            backbone,
+            (torch.zeros(1, depth.height, depth.width),),
+            str(out_dir / BACKBONE_FILE),
+            input_names=[BACKBONE_IO.inputs["depth"]],
+            output_names=[BACKBONE_IO.outputs["latent"]],
+            opset_version=OPSET,
+            dynamo=False,
+        )
+        torch.onnx.export(
+            student,
+            (obs, latent, hidden),
+            str(out_dir / STUDENT_FILE),
+            input_names=[POLICY_IO.inputs[role] for role in ("obs", "latent", "hidden")],
+            output_names=[POLICY_IO.outputs[role] for role in ("action", "hidden")],
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def _latent_dim(backbone: DepthBackbone) -> int:
+    last = backbone.layers[-1]
+    assert isinstance(last, torch.nn.Linear)
+    return last.out_features
+
+
+def model_files(out_dir: Path, model_file: str) -> list[str]:
+    """The ONNX file and any external-data files it reads (none with the legacy exporter below 2 GB)."""
+    model = onnx.load(out_dir / model_file, load_external_data=False)
+    names = [model_file]
+    for tensor in model.graph.initializer:
+        if onnx.external_data_helper.uses_external_data(tensor):
+            location = next(e.value for e in tensor.external_data if e.key == "location")
+            if location not in names:
+                names.append(location)
+    return names
+
+
+def git_commit() -> str:
+    """The commit of this checkout, with ``-dirty`` when files differ from it; ``unknown`` outside git."""
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{commit}-dirty" if dirty else commit
+
+
+def _hashes(out_dir: Path, names: list[str]) -> dict[str, str]:
+    return {name: sha256_file(out_dir / name) for name in names}
+
+
+def export_student(
+    backbone: DepthBackbone,
+    student: RecurrentStudent,
+    out_dir: Path | str,
+    name: str,
+    provenance: dict[str, Any],
+    precision: str = "int8",
+    calibration_frames: list[np.ndarray] | None = None,
+) -> Path:
+    """Write and check a student bundle; returns its folder.
+
+    Raises :class:`training.export.parity.ParityError` when a numerical check fails and
+    :class:`ExportError` for arguments it cannot export; either way no manifest is left in
+    ``out_dir``, so nothing can load the files.
+
+    ``calibration_frames`` (preprocessed policy images) set the int8 ranges of the backbone's
+    convolutions; without them only the matrix weights are quantised.
+    """
+    if precision not in PRECISIONS:
+        raise ExportError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # A manifest left from an earlier export would vouch for files this export is about to replace,
+    # and an int8 pair left from one would sit unhashed beside an fp32 export.
+    for stale in (MANIFEST, BACKBONE_FILE, STUDENT_FILE, BACKBONE_INT8_FILE, STUDENT_INT8_FILE):
+        (out_dir / stale).unlink(missing_ok=True)
+    export_onnx(backbone, student, out_dir)
+    reference_files = model_files(out_dir, STUDENT_FILE) + model_files(out_dir, BACKBONE_FILE)
+    manifest = student_manifest(
+        name, student.gru.hidden_size, _hashes(out_dir, reference_files), {}, latent_dim=_latent_dim(backbone)
+    )
+    reference = _bundle_in_memory(out_dir, manifest)
+    parity = check_against_torch(reference, backbone, student, steps=PARITY_STEPS, tolerance=PARITY_TOLERANCE)
+    checks: dict[str, Any] = {
+        "fp32_onnx_vs_torch": {**parity.to_dict(), "tolerance": PARITY_TOLERANCE, "through": "PolicyRunner"},
+    }
+    final = reference
+    scheme = PRECISIONS[precision]
+    if scheme is not None:
+        quantize_student(out_dir / STUDENT_FILE, out_dir / STUDENT_INT8_FILE, scheme)
+        quantize_backbone(out_dir / BACKBONE_FILE, out_dir / BACKBONE_INT8_FILE, calibration_frames, scheme=scheme)
+        int8_files = model_files(out_dir, STUDENT_INT8_FILE) + model_files(out_dir, BACKBONE_INT8_FILE)
+        files = _hashes(out_dir, reference_files + int8_files)
+        candidate = with_models(
+            dataclasses.replace(reference, manifest=dataclasses.replace(reference.manifest, files=files)),
+            STUDENT_INT8_FILE,
+            BACKBONE_INT8_FILE,
+        )
+        error = check_against_reference(candidate, reference, steps=INT8_STEPS, tolerance=INT8_ACTION_TOLERANCE)
+        checks["int8_vs_fp32_onnx"] = {
+            **error.to_dict(),
+            "tolerance": INT8_ACTION_TOLERANCE,
+            "through": "PolicyRunner",
+            "weights": scheme,
+            "static_int8_convs": bool(calibration_frames),
+        }
+        final = candidate
+    provenance = {
+        **provenance,
+        "git_commit": git_commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "exporter": f"training.export (torch {torch.__version__}, legacy ONNX exporter, opset {OPSET})",
+        "precision": precision,
+        "parameters": {
+            "depth_backbone": parameter_count(backbone),
+            "student": parameter_count(student),
+            "total": parameter_count(backbone) + parameter_count(student),
+        },
+        "reference_models": {"policy": STUDENT_FILE, "depth_backbone": BACKBONE_FILE},
+        "checks": checks,
+    }
+    write_manifest(out_dir, dataclasses.replace(final.manifest, provenance=provenance))
+    load_bundle(out_dir)  # the bundle as the robot will read it: contract and hashes
+    return out_dir
+
+
+def _bundle_in_memory(out_dir: Path, manifest: Manifest) -> Bundle:
+    """A Bundle for files on disk whose manifest is not written yet (it records the checks' results)."""
+    check_contract(manifest, G1)
+    check_files(out_dir, manifest)
+    return Bundle(path=out_dir, manifest=manifest, robot=G1)
+
+
+def export_random_student(
+    out_dir: Path | str, size: str = "tiny", seed: int = 0, precision: str = "int8", name: str | None = None
+) -> Path:
+    """A student bundle with random weights (for tests, benchmarks and the runtime before training lands)."""
+    if size not in SIZES:
+        raise ExportError(f"size {size!r} is not one of {', '.join(SIZES)}")
+    backbone, student = build_random_student(size, seed)
+    rng = np.random.default_rng(seed + 1_000_003)  # frames independent of the checks' rollouts
+    depth = DepthSpec()
+    frames = [synthetic_depth_frame(rng, depth.height, depth.width) for _ in range(CALIBRATION_FRAMES)]
+    return export_student(
+        backbone,
+        student,
+        out_dir,
+        name=name or f"student_random_{size}",
+        provenance={"training": f"random weights, seed {seed}", "size": size},
+        precision=precision,
+        calibration_frames=frames,
+    )
