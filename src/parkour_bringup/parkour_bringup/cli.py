@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parkour_bringup.commands import config_cmd, model_cmd, robot_cmd, sim_cmd
+from parkour_bringup.commands import config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
 
 COMMANDS = {
     "sim": sim_cmd,
     "robot": robot_cmd,
     "model": model_cmd,
     "config": config_cmd,
+    "faults": faults_cmd,
 }
 
 

@@ -94,9 +94,17 @@ def stop_nodes(nodes: list[NodeProcess], timeout_s: float = 10.0) -> None:
 
 
 def run_sim_graph(
-    config: Path, run_dir: Path, duration_s: float, ros_domain_id: int | None = None, viewer: bool = False
+    config: Path,
+    run_dir: Path,
+    duration_s: float,
+    ros_domain_id: int | None = None,
+    viewer: bool = False,
+    may_exit: frozenset[str] = frozenset(),
 ) -> dict[str, int]:
-    """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``."""
+    """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
+
+    ``may_exit`` names nodes whose death is part of the run (fault injection), not a failure.
+    """
     env = ros_env(ros_domain_id)
     sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
     nodes = [start_node(name, config, run_dir, env, sim_time) for name in SIM_NODES]
@@ -107,7 +115,7 @@ def run_sim_graph(
         nodes.append(bridge)
         while bridge.proc.poll() is None:
             for n in nodes[:-1]:
-                if n.proc.poll() is not None:
+                if n.proc.poll() is not None and n.name not in may_exit:
                     raise GraphError(f"node {n.name} died with code {n.proc.returncode}:\n{n.tail()}")
             time.sleep(0.1)
         if bridge.proc.returncode != 0:

@@ -26,7 +26,7 @@ from parkour_control.depth_input import DepthLatencyGate, FrameRate
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
-from parkour_core.config import StackConfig
+from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
@@ -167,6 +167,12 @@ class PolicyNode:
             ParameterDescriptor(description="running bundle (name or folder); set it to swap models live"),
         )
         self.node.add_on_set_parameters_callback(self._on_set_parameters)
+        self.injected_fault: str | None = None
+        if cfg.faults.enabled:
+            from std_srvs.srv import Trigger
+
+            for name in POLICY_FAULTS:
+                self.node.create_service(Trigger, f"/policy/fault/{name}", self._fault_handler(name))
         self.timer = self.node.create_timer(self.period_s, self.tick, callback_group=tick_group)
         self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics, callback_group=input_group)
 
@@ -275,8 +281,8 @@ class PolicyNode:
         command = self._command_now(now)
         targets = runner.step(state, command)
         self.inference_s.append(time.perf_counter() - start)
-        if self.cfg.faults.any_policy_fault:
-            targets = self._inject_fault(targets, now)
+        if self.injected_fault is not None:
+            targets = self._corrupt(targets)
         if not np.all(np.isfinite(targets)):
             # Published as they are: the supervisor is the one place that decides what reaches the motors.
             self.nonfinite_ticks += 1
@@ -295,13 +301,28 @@ class PolicyNode:
                 shadow.runner.set_depth(frame.image, frame.stamp_s)
             shadow.step(state, command, targets)
 
-    def _inject_fault(self, targets: np.ndarray, now: float) -> np.ndarray:
-        """`parkour faults` only (the config refuses faults in robot mode): corrupt what is published."""
-        f = self.cfg.faults
-        if 0.0 <= f.policy_nan_at_s <= now:
+    def _fault_handler(self, name: str):
+        """`parkour faults` only (the config refuses fault injection in robot mode)."""
+
+        def handle(_request, response):
+            self.log.warning(f"fault injection: {name}")
+            if name == "policy_exit":
+                import os
+
+                self.write_metrics()
+                os._exit(3)  # a crash: no cleanup, no goodbye to the graph
+            self.injected_fault = name
+            response.success = True
+            response.message = f"{name} injected"
+            return response
+
+        return handle
+
+    def _corrupt(self, targets: np.ndarray) -> np.ndarray:
+        if self.injected_fault == "policy_nan":
             return np.full_like(targets, np.nan)
-        if 0.0 <= f.policy_offset_at_s <= now:
-            return targets + f.policy_offset_rad
+        if self.injected_fault == "policy_offset":
+            return targets + self.cfg.faults.policy_offset_rad
         return targets
 
     # ------------------------------------------------------------------ model swap

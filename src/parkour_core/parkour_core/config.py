@@ -177,30 +177,32 @@ class SimCameraConfig:
 
 @dataclass(frozen=True)
 class FaultsConfig:
-    """Fault injection for `parkour faults` (simulation only; times are sim seconds, < 0 disables)."""
+    """Fault injection for `parkour faults` (simulation only). With ``enabled``, the bridge and the
+    policy node offer one std_srvs/Trigger service per fault (BRIDGE_FAULTS, POLICY_FAULTS); a script
+    step ``{request: fault, fault: <name>}`` fires it on the script's clock."""
 
-    camera_stall_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the sim camera stops delivering frames")
-    camera_stall_for_s: float = _bounded(1.0, 0.0, 3600.0)
-    lowstate_stall_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the bridge stops publishing rt/lowstate")
-    lowstate_stall_for_s: float = _bounded(1.0, 0.0, 3600.0)
-    push_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="a horizontal push on the base")
+    enabled: bool = _bounded(False, doc="offer the fault-injection services (refused in robot mode)")
+    camera_stall_for_s: float = _bounded(1.5, 0.0, 3600.0, doc="camera_stall: the sim camera delivers nothing")
+    lowstate_stall_for_s: float = _bounded(1.0, 0.0, 3600.0, doc="lowstate_stall: no rt/lowstate is published")
     push_force_n: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
-        [0.0, 0.0, 0.0], doc="world-frame force (N) during the push"
+        [0.0, 400.0, 0.0], doc="push: world-frame force (N) on the base"
     )
-    push_for_s: float = _bounded(0.2, 0.0, 10.0)
-    policy_nan_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the policy node publishes NaN targets from then on")
-    policy_offset_at_s: float = _bounded(-1.0, -1.0, 3600.0, doc="the policy node adds policy_offset_rad to targets")
-    policy_offset_rad: float = _bounded(0.0, -100.0, 100.0)
+    push_for_s: float = _bounded(0.3, 0.0, 10.0)
+    policy_offset_rad: float = _bounded(1.5, -100.0, 100.0, doc="policy_offset: added to every published target")
 
-    @property
-    def any_policy_fault(self) -> bool:
-        return self.policy_nan_at_s >= 0.0 or self.policy_offset_at_s >= 0.0
+
+BRIDGE_FAULTS = ("camera_stall", "lowstate_stall", "push")
+POLICY_FAULTS = ("policy_nan", "policy_offset", "policy_exit")
 
 
 @dataclass(frozen=True)
 class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
-    request: str = _bounded("", choices=("", "stand_up", "activate", "damp", "estop", "release_band", "swap"))
+    request: str = _bounded(
+        "",
+        choices=("", "stand_up", "activate", "damp", "estop", "release_band", "swap", "gamepad_lost", "fault"),
+    )
+    fault: str = _bounded("", choices=("", *BRIDGE_FAULTS, *POLICY_FAULTS), doc="request fault: which one")
     bundle: str = _bounded("", doc="request swap: the bundle (name or folder) to swap to")
     cmd: list = _bounded([], doc="[vx m/s, vy m/s, yaw rate rad/s]")  # noqa: RUF009 - returns a field(default_factory=...)
 
@@ -208,6 +210,7 @@ class ScriptStep:
 @dataclass(frozen=True)
 class ScriptConfig:
     steps: list = _bounded([], doc="list of ScriptStep")  # noqa: RUF009 - returns a field(default_factory=...)
+    publish_joy: bool = _bounded(False, doc="act as a connected gamepad on /teleop/joy (no buttons held)")
 
 
 @dataclass(frozen=True)
@@ -311,7 +314,7 @@ def _validate(obj: Any, prefix: str) -> None:
         bad = [x for x in obj.swap_allowed_states if x not in modes]
         if bad:
             raise ConfigError(f"{prefix}.swap_allowed_states: {bad} are not supervisor states {list(modes)}")
-    if isinstance(obj, StackConfig) and obj.mode == "robot" and obj.faults != FaultsConfig():
+    if isinstance(obj, StackConfig) and obj.mode == "robot" and obj.faults.enabled:
         raise ConfigError("faults: fault injection is for simulation only; remove the faults section on the robot")
     if isinstance(obj, FaultsConfig) and (
         len(obj.push_force_n) != 3 or not all(isinstance(x, int | float) for x in obj.push_force_n)
@@ -322,6 +325,8 @@ def _validate(obj: Any, prefix: str) -> None:
     if isinstance(obj, ScriptStep):
         if bool(obj.request) == bool(obj.cmd):
             raise ConfigError(f"{prefix}: a script step has either 'request' or 'cmd', not both or neither")
+        if (obj.request == "fault") != bool(obj.fault):
+            raise ConfigError(f"{prefix}: 'fault' goes with request: fault, and a fault request needs a fault")
         if (obj.request == "swap") != bool(obj.bundle):
             raise ConfigError(f"{prefix}: 'bundle' goes with request: swap, and a swap needs a bundle")
         if obj.cmd and (len(obj.cmd) != 3 or not all(isinstance(x, int | float) for x in obj.cmd)):

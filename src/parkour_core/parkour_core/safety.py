@@ -216,7 +216,7 @@ def _may_activate(i: TickInputs, lim: SafetyLimits) -> bool:
 
 
 def _may_resume(i: TickInputs, lim: SafetyLimits) -> bool:
-    return policy_ready(i, lim) and i.active_inputs_fresh_for_s >= lim.blind_resume_after_s
+    return policy_ready(i, lim) and i.active_inputs_fresh_for_s >= lim.blind_resume_after_s and not i.gamepad_lost
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,10 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(_UP, joint_velocity_fault, Mode.DAMP, "joint velocity beyond limit"),
     Transition(_UP, requested(Request.DAMP), Mode.DAMP, "damp requested"),
     # Degradations of the moving modes: to a gait the supervisor runs by itself.
-    Transition(_MOVING, gamepad_lost, Mode.STAND, "gamepad lost"),
+    # A lost gamepad stops the walk, balanced: the supervisor's gait at zero velocity (a plain
+    # STAND from walking speed falls over). No resume to ACTIVE until it is back.
+    Transition(frozenset({Mode.ACTIVE}), _degrade_to(Mode.BLIND, gamepad_lost), Mode.BLIND, "gamepad lost"),
+    Transition(frozenset({Mode.ACTIVE}), _degrade_to(Mode.STAND, gamepad_lost), Mode.STAND, "gamepad lost"),
     Transition(frozenset({Mode.BLIND}), fallback_failed, Mode.STAND, "fallback gait output not finite"),
     Transition(_MOVING, requested(Request.STAND), Mode.STAND, "stand requested"),
     Transition(

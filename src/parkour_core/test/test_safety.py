@@ -109,9 +109,14 @@ def test_limits_are_strict(mode):
 # ----------------------------------------------------------------------------- degradations of ACTIVE/BLIND
 
 
-@pytest.mark.parametrize("mode", [Mode.ACTIVE, Mode.BLIND])
-def test_gamepad_lost_stops_walking(mode):
-    assert next_mode(mode, ok(gamepad_lost=True), LIMITS) == (Mode.STAND, "gamepad lost")
+def test_gamepad_lost_stops_walking_on_the_fallback_gait():
+    assert next_mode(Mode.ACTIVE, ok(gamepad_lost=True), LIMITS) == (Mode.BLIND, "gamepad lost")
+    assert next_mode(Mode.BLIND, ok(gamepad_lost=True), LIMITS) == (Mode.BLIND, None)  # no resume
+
+
+def test_gamepad_lost_without_a_fallback_gait_stands():
+    limits = dataclasses.replace(LIMITS, fallback=Mode.STAND)
+    assert next_mode(Mode.ACTIVE, ok(gamepad_lost=True), limits) == (Mode.STAND, "gamepad lost")
 
 
 @pytest.mark.parametrize("mode", [Mode.STAND_UP, Mode.STAND, Mode.DAMP])

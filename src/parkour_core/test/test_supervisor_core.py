@@ -480,23 +480,32 @@ def test_gamepad_requests_and_request_log():
     ]
 
 
-@pytest.mark.parametrize("mode", [Mode.ACTIVE, Mode.BLIND])
-def test_a_lost_gamepad_stops_walking_and_blocks_activation_until_it_is_back(mode):
+def test_a_lost_gamepad_stops_walking_on_the_fallback_gait_until_it_is_back():
     rig = make_rig()
     rig.gamepad_buttons = frozenset()
-    reach(rig, mode)
+    reach(rig, Mode.ACTIVE)
     rig.gamepad_alive = False
     assert rig.run(0.45) == []  # within the 0.5 s timeout: not lost yet
     records = rig.run(0.1)
-    assert [(r.to_mode, r.reason) for r in records] == [(Mode.STAND, "gamepad lost")]
-    rig.policy_alive = True
-    rig.run(0.2)
+    assert [(r.to_mode, r.reason) for r in records] == [(Mode.BLIND, "gamepad lost")]
+    assert rig.run(1.0) == []  # the policy is fine, but no resume without the gamepad
+    rig.gamepad_alive = True
+    records = rig.run(1.0)
+    assert [r.to_mode for r in records] == [Mode.ACTIVE]
+    assert rig.core.faults["gamepad_lost"].onsets == 1
+
+
+def test_a_lost_gamepad_blocks_activation_from_stand():
+    rig = make_rig()
+    rig.gamepad_buttons = frozenset()
+    reach(rig, Mode.STAND)
+    rig.gamepad_alive = False
+    rig.run(0.6)
     rig.step(requests=[Request.ACTIVATE])
     assert rig.core.mode is Mode.STAND
     rig.gamepad_alive = True
     rig.step(requests=[Request.ACTIVATE])
     assert rig.core.mode is Mode.ACTIVE
-    assert rig.core.faults["gamepad_lost"].onsets == 1
 
 
 def test_a_gamepad_that_never_connected_is_not_lost():

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
 
 from parkour_core.bundle import read_manifest
 from parkour_core.bundles import resolve_bundle
-from parkour_core.config import StackConfig
+from parkour_core.config import BRIDGE_FAULTS, StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
@@ -31,7 +32,7 @@ from parkour_core.robots import get_robot
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
-from parkour_sim.faults import BridgeFaults, command_violations
+from parkour_sim.faults import AUDIT_STATES, BridgeFaults, command_violations
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -130,9 +131,16 @@ class MujocoBridge:
             )
 
         self.faults = BridgeFaults(cfg.faults)
+        if cfg.faults.enabled:
+            for name in BRIDGE_FAULTS:
+                self.node.create_service(Trigger, f"/sim/fault/{name}", self._fault_handler(name))
         self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
         self.lowcmd_violation_times: list[float] = []
         self.lowstate_suppressed = 0
+        # joint states in the newest rt/lowstate samples sent, newest last
+        self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
+            [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
+        )
         self.camera_ticks_suppressed = 0
         state_type, cmd_type = message_types(self.spec)
         self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
@@ -146,6 +154,15 @@ class MujocoBridge:
         self.trajectory: dict[str, list[float]] = {k: [] for k in ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt")}
         self.fell = False
         self.fell_at_s: float | None = None
+
+    def _fault_handler(self, name: str):
+        def handle(_request, response):
+            self.faults.trigger(name, self.sim.time)
+            response.success = True
+            response.message = f"{name} injected at sim time {self.sim.time:.3f} s"
+            return response
+
+        return handle
 
     def _on_release_band(self, request, response):
         self.band_release_requested.set()
@@ -182,6 +199,7 @@ class MujocoBridge:
         fill_lowstate(self.lowstate, self.spec, s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000))
         self.lowstate.crc = self.crc(self.lowstate)
         self.lowstate_writer.write(self.lowstate)
+        self.published_states.append((self.sim.q, self.sim.dq))
         self.lowstate_sent += 1
 
     def _camera_tick(self) -> None:
@@ -229,7 +247,9 @@ class MujocoBridge:
                 msg = self.lowcmd_reader.take_latest()
                 if msg is not None:
                     cmd, enabled = read_lowcmd(msg, self.spec)
-                    violations = command_violations(self.spec, cmd, enabled, self.sim.q, self.sim.dq)
+                    # Judged against the state the supervisor was sent: it cannot know any newer one
+                    # (during a lowstate stall, none at all).
+                    violations = command_violations(self.spec, cmd, enabled, self.published_states)
                     if violations:
                         self.lowcmd_violations += violations
                         self.lowcmd_violation_times.append(round(self.sim.time, 4))
@@ -297,6 +317,7 @@ class MujocoBridge:
                 "lowcmd_limit_violations": self.lowcmd_violations,
                 "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
                 "faults": {
+                    "triggered": self.faults.triggered,
                     "lowstate_suppressed": self.lowstate_suppressed,
                     "camera_ticks_suppressed": self.camera_ticks_suppressed,
                 },

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
-from parkour_core.config import ScriptStep, StackConfig
+from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.script import Script
 from parkour_core.stats import write_json
@@ -30,7 +30,7 @@ class ScriptNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
         from geometry_msgs.msg import Twist
-        from sensor_msgs.msg import JointState
+        from sensor_msgs.msg import JointState, Joy
         from std_srvs.srv import Trigger
 
         self.run_dir = run_dir
@@ -41,6 +41,14 @@ class ScriptNode:
         self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
         self.clients = {name: self.node.create_client(Trigger, srv) for name, srv in SERVICES.items()}
         self.swap_client = swap_client(self.node)
+        self.fault_clients = {}
+        if cfg.faults.enabled:
+            services = {f: f"/sim/fault/{f}" for f in BRIDGE_FAULTS}
+            services |= {f: f"/policy/fault/{f}" for f in POLICY_FAULTS}
+            self.fault_clients = {f: self.node.create_client(Trigger, srv) for f, srv in services.items()}
+        # A connected gamepad with nothing held: the supervisor notices when it goes away.
+        self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if cfg.script.publish_joy else None
+        self._Joy = Joy
         self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
@@ -73,10 +81,27 @@ class ScriptNode:
 
         self.swap_client.call_async(make_swap_request(bundle)).add_done_callback(done)
 
+    def _fault(self, name: str) -> None:
+        client = self.fault_clients.get(name)
+        sent = client is not None and client.service_is_ready()
+        self.log_rows.append({"t": self._now(), "request": "fault", "fault": name, "sent": sent})
+        if not sent:
+            self.log.warning(f"fault service for {name!r} is not available (faults.enabled?); dropped")
+            return
+        assert client is not None
+        client.call_async(self._Trigger.Request())
+
     def _call(self, step: ScriptStep) -> None:
         request = step.request
         if request == "swap":
             self._swap(step.bundle)
+            return
+        if request == "fault":
+            self._fault(step.fault)
+            return
+        if request == "gamepad_lost":
+            self.joy_pub = None
+            self.log_rows.append({"t": self._now(), "request": request, "sent": True})
             return
         client = self.clients[request]
         if not client.service_is_ready():
@@ -96,6 +121,12 @@ class ScriptNode:
         msg = self._Twist()
         msg.linear.x, msg.linear.y, msg.angular.z = (float(v) for v in self.script.command)
         self.cmd_pub.publish(msg)
+        if self.joy_pub is not None:
+            joy = self._Joy()
+            joy.header.stamp = self.node.get_clock().now().to_msg()
+            joy.axes = [0.0] * 8
+            joy.buttons = [0] * 12
+            self.joy_pub.publish(joy)
         self.log_rows.append({"t": round(now, 4), "cmd": [round(float(v), 4) for v in self.script.command]})
 
     def write_metrics(self) -> None:

@@ -1,0 +1,58 @@
+"""Inject every fault the supervisor handles, in simulation, and measure the time to the safe state.
+
+Writes DIR/faults.json (one entry per fault: fault, time_to_safe_ms, limit_violations, fell,
+fall_expected, ...), DIR/faults.md (a table) and each scenario's run folder. Exits non-zero if
+any fault fails to reach its safe state, any written command broke a limit, or the robot fell
+where the fault should not make it fall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+from parkour_bringup.fault_suite import FAULTS, markdown_table, run_fault
+
+HELP = "run the fault-injection suite in simulation"
+
+
+def add_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=Path("runs/faults"), help="output folder (default runs/faults)")
+    p.add_argument("--only", default="", help="comma-separated fault names (default: all)")
+    p.add_argument("--list", action="store_true", help="list the faults and exit")
+    p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        for f in FAULTS:
+            print(f"{f.name:24s} -> {'/'.join(f.safe_modes):7s} {f.what}")
+        return 0
+    chosen = [f for f in FAULTS if not args.only or f.name in args.only.split(",")]
+    unknown = set(filter(None, args.only.split(","))) - {f.name for f in FAULTS}
+    if unknown:
+        raise ValueError(f"unknown faults {sorted(unknown)}; `parkour faults --list` shows them")
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
+    results = []
+    for fault in chosen:
+        print(f"parkour faults: {fault.name}: {fault.what}", flush=True)
+        result = run_fault(fault, out, ros_domain_id)
+        results.append(result)
+        print(
+            f"parkour faults: {fault.name}: {'pass' if result['passed'] else 'FAIL'}, "
+            f"time to safe {result.get('time_to_safe_ms')} ms, violations {result.get('limit_violations')}, "
+            f"fell {result.get('fell')} (expected {result['fall_expected']})",
+            flush=True,
+        )
+    (out / "faults.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "faults.md").write_text(markdown_table(results))
+    print(markdown_table(results))
+    print(f"parkour faults: wrote {out / 'faults.json'} and {out / 'faults.md'}")
+    failed = [r["fault"] for r in results if not r["passed"]]
+    if failed:
+        raise RuntimeError(f"{len(failed)} fault(s) not handled safely: {', '.join(failed)}")
+    return 0
