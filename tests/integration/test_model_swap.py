@@ -16,8 +16,8 @@ pytestmark = pytest.mark.integration
 WALK = {"at_s": 4.0, "cmd": [0.4, 0.0, 0.0]}
 BASE_STEPS = [
     {"at_s": 0.2, "request": "stand_up"},
-    {"at_s": 2.5, "request": "release_band"},
-    {"at_s": 3.5, "request": "activate"},
+    {"at_s": 2.5, "request": "release_band", "in_mode": "STAND"},
+    {"at_s": 3.5, "request": "activate", "in_mode": "STAND"},
     WALK,
 ]
 

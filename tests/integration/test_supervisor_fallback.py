@@ -19,8 +19,8 @@ pytestmark = pytest.mark.integration
 ESTOP_AT_S = 11.0  # script time, which starts when the robot state first appears (about 2 s of sim time)
 SCRIPT = [
     {"at_s": 0.2, "request": "stand_up"},
-    {"at_s": 2.5, "request": "release_band"},
-    {"at_s": 3.5, "request": "activate"},
+    {"at_s": 2.5, "request": "release_band", "in_mode": "STAND"},
+    {"at_s": 3.5, "request": "activate", "in_mode": "STAND"},
     {"at_s": 4.0, "cmd": [0.4, 0.0, 0.0]},
     {"at_s": ESTOP_AT_S, "request": "estop"},
 ]

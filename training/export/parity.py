@@ -20,6 +20,7 @@ import torch
 
 from parkour_core.bundle import Bundle, Manifest
 from parkour_core.command import discretise_command
+from parkour_core.depth import DepthSpec, preprocess_depth
 from parkour_core.obs import ObsInput, build_observation
 from parkour_core.runner import PolicyRunner, RobotState
 from training.export.models import DepthBackbone, RecurrentStudent
@@ -65,15 +66,18 @@ def new_frame_ticks(ticks: int, policy_hz: float, camera_hz: float) -> list[bool
     return [k == 0 or frame_index[k] != frame_index[k - 1] for k in range(ticks)]
 
 
-def synthetic_depth_frame(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
-    """A normalised depth image ([-0.5, 0.5], far = 0.5) that looks like a scene: floor, a box, noise, holes."""
-    rows = np.linspace(0.5, -0.4, height, dtype=np.float32)[:, None]  # far at the top, floor close below
-    image = np.broadcast_to(rows, (height, width)).copy()
-    top, left = rng.integers(0, height // 2), rng.integers(0, width // 2)
-    image[top : top + rng.integers(5, height // 2), left : left + rng.integers(5, width // 2)] = rng.uniform(-0.4, 0.3)
-    image += rng.normal(0.0, 0.02, image.shape).astype(np.float32)
-    image[rng.random(image.shape) < 0.02] = 0.5  # holes read as far
-    return np.clip(image, -0.5, 0.5).astype(np.float32)
+def synthetic_depth_frame(rng: np.random.Generator, spec: DepthSpec) -> np.ndarray:
+    """A policy image of a plausible scene, made the way the robot makes one: a metric z16 frame
+    (floor, a box, noise, holes) at a D435 resolution through parkour_core's preprocess_depth."""
+    rows, cols = 270, 480
+    floor_m = np.linspace(4.0, 0.4, rows, dtype=np.float32)[:, None]  # far at the top, floor close below
+    metres = np.broadcast_to(floor_m, (rows, cols)).copy()
+    top, left = rng.integers(0, rows // 2), rng.integers(0, cols // 2)
+    metres[top : top + rng.integers(20, rows // 2), left : left + rng.integers(20, cols // 2)] = rng.uniform(0.3, 1.8)
+    metres += rng.normal(0.0, 0.03, metres.shape).astype(np.float32)
+    z16 = np.clip(metres * 1000.0, 0, 65535).astype(np.uint16)
+    z16[rng.random(z16.shape) < 0.02] = 0  # holes: no stereo match
+    return preprocess_depth(z16, spec, depth_scale_m=0.001)
 
 
 def random_rollout(manifest: Manifest, ticks: int, seed: int) -> Rollout:
@@ -97,7 +101,7 @@ def random_rollout(manifest: Manifest, ticks: int, seed: int) -> Rollout:
         )
         commands.append(np.array([rng.uniform(-0.5, 1.5), rng.uniform(-0.5, 0.5), rng.uniform(-1.0, 1.0)]))
         if frames[k] and manifest.depth is not None:
-            depth_frames.append(synthetic_depth_frame(rng, manifest.depth.spec.height, manifest.depth.spec.width))
+            depth_frames.append(synthetic_depth_frame(rng, manifest.depth.spec))
         else:
             depth_frames.append(None)
     return Rollout(states, commands, depth_frames, tick_s=1.0 / manifest.policy_hz)

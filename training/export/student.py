@@ -304,7 +304,7 @@ def export_random_student(
     backbone, student = build_random_student(size, seed)
     rng = np.random.default_rng(seed + 1_000_003)  # frames independent of the checks' rollouts
     depth = DepthSpec()
-    frames = [synthetic_depth_frame(rng, depth.height, depth.width) for _ in range(CALIBRATION_FRAMES)]
+    frames = [synthetic_depth_frame(rng, depth) for _ in range(CALIBRATION_FRAMES)]
     return export_student(
         backbone,
         student,

@@ -31,8 +31,8 @@ INJECT_AT_S = 6.0
 RUN_S = 12.0  # sim seconds; the script's clock starts 1-3 s in, once robot state flows
 WALK_STEPS = [
     {"at_s": 0.2, "request": "stand_up"},
-    {"at_s": 2.5, "request": "release_band"},
-    {"at_s": 3.5, "request": "activate"},
+    {"at_s": 2.5, "request": "release_band", "in_mode": "STAND"},
+    {"at_s": 3.5, "request": "activate", "in_mode": "STAND"},
     {"at_s": 4.0, "cmd": [0.5, 0.0, 0.0]},
 ]
 

@@ -204,6 +204,11 @@ class ScriptStep:
     )
     fault: str = _bounded("", choices=("", *BRIDGE_FAULTS, *POLICY_FAULTS), doc="request fault: which one")
     bundle: str = _bounded("", doc="request swap: the bundle (name or folder) to swap to")
+    in_mode: str = _bounded(
+        "",
+        choices=("", "DAMP", "STAND_UP", "STAND", "ACTIVE", "BLIND"),
+        doc="wait until the supervisor is in this mode; the script's clock holds meanwhile",
+    )
     cmd: list = _bounded([], doc="[vx m/s, vy m/s, yaw rate rad/s]")  # noqa: RUF009 - returns a field(default_factory=...)
 
 

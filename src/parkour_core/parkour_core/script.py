@@ -1,4 +1,10 @@
-"""A scripted command sequence: requests fired once at their time, velocity held until replaced."""
+"""A scripted command sequence: requests fired once at their time, velocity held until replaced.
+
+A step may wait for a supervisor mode (``in_mode``): when it is due and the mode is another, the
+script's clock holds until the mode is reached, so every later step keeps its spacing after it.
+A loaded machine then stretches the sequence instead of firing "activate" into a stand-up that
+has not finished.
+"""
 
 from __future__ import annotations
 
@@ -14,18 +20,38 @@ class Script:
         self.steps = sorted(steps, key=lambda s: s.at_s)
         self.next_index = 0
         self.command = np.zeros(3)
+        self.held_s = 0.0  # time the clock spent waiting for modes
+        self._hold_started: float | None = None
 
-    def advance(self, elapsed_s: float) -> list[ScriptStep]:
-        """Request steps due by ``elapsed_s`` (each returned once); updates :attr:`command`."""
+    def advance(self, elapsed_s: float, mode: str = "") -> list[ScriptStep]:
+        """Request steps due by ``elapsed_s`` (each returned once); updates :attr:`command`.
+
+        ``mode`` is the supervisor's current mode, for steps that wait on one.
+        """
         due: list[ScriptStep] = []
-        while self.next_index < len(self.steps) and self.steps[self.next_index].at_s <= elapsed_s:
+        while self.next_index < len(self.steps):
             step = self.steps[self.next_index]
+            if step.at_s > self.script_time(elapsed_s):
+                break
+            if step.in_mode and step.in_mode != mode:
+                if self._hold_started is None:
+                    self._hold_started = elapsed_s - (self.script_time(elapsed_s) - step.at_s)
+                break
+            if self._hold_started is not None:
+                self.held_s += elapsed_s - self._hold_started
+                self._hold_started = None
             if step.request:
                 due.append(step)
             else:
                 self.command = np.asarray(step.cmd, dtype=np.float64)
             self.next_index += 1
         return due
+
+    def script_time(self, elapsed_s: float) -> float:
+        """The script's own clock: elapsed time less the time spent waiting for modes."""
+        if self._hold_started is not None:
+            return min(elapsed_s, self._hold_started) - self.held_s
+        return elapsed_s - self.held_s
 
     @property
     def done(self) -> bool:

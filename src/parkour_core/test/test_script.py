@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from parkour_core.config import ScriptStep
 from parkour_core.script import Script
@@ -79,3 +80,33 @@ def test_script_from_config_file(repo_root):
     s = Script(load_config(repo_root / "config" / "g1_sim.yaml").script_steps())
     assert names(s.advance(5.0)) == ["stand_up", "release_band", "activate"]
     np.testing.assert_array_equal(s.command, [0.5, 0, 0])
+
+
+def test_a_step_waits_for_its_mode_and_later_steps_keep_their_spacing():
+    s = Script(
+        [
+            ScriptStep(at_s=0.2, request="stand_up"),
+            ScriptStep(at_s=3.5, request="activate", in_mode="STAND"),
+            ScriptStep(at_s=4.0, cmd=[0.5, 0.0, 0.0]),
+            ScriptStep(at_s=6.0, request="estop"),
+        ]
+    )
+    assert names(s.advance(0.2, "DAMP")) == ["stand_up"]
+    assert names(s.advance(3.6, "STAND_UP")) == []  # due, but the stand-up has not finished
+    assert names(s.advance(5.0, "STAND_UP")) == []  # still holding: the walk does not start either
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    assert names(s.advance(5.5, "STAND")) == ["activate"]  # fired 2.0 s late: the clock held 2.0 s
+    assert s.held_s == pytest.approx(2.0)
+    s.advance(5.9, "ACTIVE")
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    s.advance(6.0, "ACTIVE")  # 4.0 + 2.0
+    np.testing.assert_array_equal(s.command, [0.5, 0, 0])
+    assert names(s.advance(7.9, "ACTIVE")) == []
+    assert names(s.advance(8.0, "ACTIVE")) == ["estop"]  # 6.0 + 2.0
+
+
+def test_a_step_whose_mode_is_already_there_does_not_hold():
+    s = Script([ScriptStep(at_s=1.0, request="activate", in_mode="STAND"), ScriptStep(at_s=2.0, request="damp")])
+    assert names(s.advance(1.0, "STAND")) == ["activate"]
+    assert names(s.advance(2.0, "ACTIVE")) == ["damp"]
+    assert s.held_s == 0.0

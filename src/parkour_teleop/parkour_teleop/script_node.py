@@ -23,6 +23,8 @@ SERVICES = {
     "estop": "/supervisor/estop",
     "release_band": "/sim/release_band",
 }
+# Requests the script handles itself rather than through a Trigger service.
+OWN_REQUESTS = ("swap", "fault", "gamepad_lost")
 CMD_HZ = 50.0
 
 
@@ -30,7 +32,9 @@ class ScriptNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
         from geometry_msgs.msg import Twist
+        from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import JointState, Joy
+        from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
         self.run_dir = run_dir
@@ -50,6 +54,9 @@ class ScriptNode:
         self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if cfg.script.publish_joy else None
         self._Joy = Joy
         self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
+        self.supervisor_mode = ""
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
         self.log_rows: list[dict] = []
@@ -57,6 +64,9 @@ class ScriptNode:
 
     def _now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def _on_mode(self, msg) -> None:
+        self.supervisor_mode = msg.data
 
     def _on_joints(self, _msg) -> None:
         if self.start_s is None:
@@ -115,7 +125,7 @@ class ScriptNode:
         if self.start_s is None:
             return
         now = self._now()
-        for step in self.script.advance(now - self.start_s):
+        for step in self.script.advance(now - self.start_s, self.supervisor_mode):
             self.log.info(f"script: {step.request} {step.bundle}".rstrip())
             self._call(step)
         msg = self._Twist()
@@ -132,7 +142,10 @@ class ScriptNode:
     def write_metrics(self) -> None:
         if self.run_dir is None:
             return
-        write_json(self.run_dir / "script.json", {"start_s": self.start_s, "log": self.log_rows})
+        write_json(
+            self.run_dir / "script.json",
+            {"start_s": self.start_s, "held_for_modes_s": round(self.script.held_s, 4), "log": self.log_rows},
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
