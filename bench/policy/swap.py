@@ -14,19 +14,24 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from parkour_control.swap import load_candidate
-from parkour_core.bundle import load_bundle
-from parkour_core.bundles import resolve_bundle
-from parkour_core.depth import DepthSpec
-from parkour_core.robots import G1
-from parkour_core.runner import PolicyRunner, RobotState
-from parkour_core.stats import summary_ms
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # training/ is a package at the repository root, not an installed one
+
+from parkour_control.swap import load_candidate  # noqa: E402
+from parkour_core.bundle import load_bundle  # noqa: E402
+from parkour_core.bundles import resolve_bundle  # noqa: E402
+from parkour_core.depth import DepthSpec  # noqa: E402
+from parkour_core.robots import G1  # noqa: E402
+from parkour_core.runner import PolicyRunner, RobotState  # noqa: E402
+from parkour_core.stats import summary_ms  # noqa: E402
 
 PERIOD_S = 0.02
 
@@ -45,7 +50,7 @@ def control_loop(runner: PolicyRunner, seconds: float) -> list[float]:
         starts.append(time.perf_counter())
         runner.step(state, command)
         deadline += PERIOD_S
-    return list(np.diff(starts))
+    return [float(p) for p in np.diff(starts)]
 
 
 def student_bundle(cache: Path) -> Path:
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("bench/results/policy_swap.json"))
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--cache", type=Path, default=Path("bench/results/cache"))
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "parkour_bench_swap")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     student = student_bundle(args.cache)
@@ -85,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     loader.join()
 
     def late(periods: list[float]) -> int:
-        return sum(p > 1.5 * PERIOD_S for p in periods)
+        return int(sum(p > 1.5 * PERIOD_S for p in periods))
 
     result = {
         "what": "50 Hz walking-policy loop while the PHP-sized student loads in another thread",
