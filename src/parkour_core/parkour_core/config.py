@@ -45,6 +45,10 @@ class BridgeConfig:
     lockstep_policy: bool = _bounded(True, doc="hold sim time until the policy's targets for the last tick arrive")
     lockstep_slack_s: float = _bounded(0.01, 0.0, 0.1, doc="sim time allowed past one policy period")
     lockstep_timeout_wall_s: float = _bounded(2.0, 0.05, 10.0, doc="policy silent this long: stop waiting for it")
+    lockstep_supervisor: bool = _bounded(True, doc="hold sim time while the supervisor (once writing) is silent")
+    lockstep_supervisor_slack_s: float = _bounded(
+        0.02, 0.005, 0.5, doc="sim time without a new rt/lowcmd before the bridge waits for the supervisor"
+    )
 
 
 @dataclass(frozen=True)
@@ -407,7 +411,12 @@ def describe(cls: type = StackConfig, prefix: str = "") -> list[str]:
         m = f.metadata
         rng = f" [{m['lo']}, {m['hi']}]" if m.get("lo") is not None else ""
         ch = f" one of {list(m['choices'])}" if m.get("choices") else ""
-        default = f.default if f.default is not dataclasses.MISSING else "[]"
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
         lines.append(
             f"{key}: {getattr(hints[f.name], '__name__', hints[f.name])} = {default!r}{rng}{ch}  {m.get('doc', '')}"
         )

@@ -78,7 +78,12 @@ def test_script_from_config_file(repo_root):
     from parkour_core.config import load_config
 
     s = Script(load_config(repo_root / "config" / "g1_sim.yaml").script_steps())
-    assert names(s.advance(5.0)) == ["stand_up", "release_band", "activate"]
+    assert names(s.advance(2.5, "STAND_UP")) == ["stand_up"]  # release waits for the stand-up to finish
+    assert names(s.advance(5.0, "STAND")) == ["release_band"]  # 2.5 s late: later steps shift by 2.5 s
+    assert names(s.advance(6.0, "STAND")) == ["activate"]
+    s.advance(6.4, "ACTIVE")
+    np.testing.assert_array_equal(s.command, [0, 0, 0])
+    s.advance(6.5, "ACTIVE")
     np.testing.assert_array_equal(s.command, [0.5, 0, 0])
 
 

@@ -137,6 +137,10 @@ class MujocoBridge:
         self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
         self.lowcmd_violation_times: list[float] = []
         self.lowstate_suppressed = 0
+        self.last_lowcmd_sim_s: float | None = None
+        self.last_lowcmd_wall = 0.0
+        self.supervisor_waits = 0
+        self.supervisor_wait_wall_s = 0.0
         # joint states in the newest rt/lowstate samples sent, newest last
         self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
             [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
@@ -189,6 +193,42 @@ class MujocoBridge:
         if waited:
             self.lockstep_waits += 1
             self.lockstep_wait_wall_s += time.perf_counter() - started
+
+    def _receive_lowcmd(self) -> bool:
+        msg = self.lowcmd_reader.take_latest()
+        if msg is None:
+            return False
+        cmd, enabled = read_lowcmd(msg, self.spec)
+        # Judged against the states the supervisor was sent: it cannot know any newer one
+        # (during a lowstate stall, none at all).
+        violations = command_violations(self.spec, cmd, enabled, self.published_states)
+        if violations:
+            self.lowcmd_violations += violations
+            self.lowcmd_violation_times.append(round(self.sim.time, 4))
+        self.sim.set_command(cmd, enabled)
+        self.lowcmd_received += 1
+        self.last_lowcmd_sim_s = self.sim.time
+        self.last_lowcmd_wall = time.perf_counter()
+        return True
+
+    def _wait_for_supervisor(self) -> None:
+        """Hold sim time while the supervisor, once it writes, has been silent for more than the slack.
+
+        The robot cannot wait for a starved supervisor; the simulator can, so a stall of this
+        shared machine does not read as a lowstate timeout in the supervisor's sim-time view.
+        """
+        b = self.cfg.bridge
+        if not b.lockstep_supervisor or self.last_lowcmd_sim_s is None:
+            return
+        if self.sim.time <= self.last_lowcmd_sim_s + b.lockstep_supervisor_slack_s:
+            return
+        started = time.perf_counter()
+        while not self._receive_lowcmd():
+            if time.perf_counter() - self.last_lowcmd_wall > b.lockstep_timeout_wall_s:
+                return  # the supervisor is gone; time must go on
+            time.sleep(0.0002)
+        self.supervisor_waits += 1
+        self.supervisor_wait_wall_s += time.perf_counter() - started
 
     def _publish_clock(self) -> None:
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
@@ -244,17 +284,8 @@ class MujocoBridge:
         step = 0
         try:
             while self.sim.time < duration_s:
-                msg = self.lowcmd_reader.take_latest()
-                if msg is not None:
-                    cmd, enabled = read_lowcmd(msg, self.spec)
-                    # Judged against the state the supervisor was sent: it cannot know any newer one
-                    # (during a lowstate stall, none at all).
-                    violations = command_violations(self.spec, cmd, enabled, self.published_states)
-                    if violations:
-                        self.lowcmd_violations += violations
-                        self.lowcmd_violation_times.append(round(self.sim.time, 4))
-                    self.sim.set_command(cmd, enabled)
-                    self.lowcmd_received += 1
+                if not self._receive_lowcmd():
+                    self._wait_for_supervisor()
                 self.sim.external_force_n = self.faults.push_force(self.sim.time)
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
@@ -309,6 +340,8 @@ class MujocoBridge:
                 "lowcmd_received": self.lowcmd_received,
                 "lockstep_waits": self.lockstep_waits,
                 "lockstep_wait_wall_s": round(self.lockstep_wait_wall_s, 3),
+                "supervisor_waits": self.supervisor_waits,
+                "supervisor_wait_wall_s": round(self.supervisor_wait_wall_s, 3),
                 "band_released_at_s": self.band_released_at_s,
                 "fell": self.fell,
                 "fell_at_s": self.fell_at_s,
