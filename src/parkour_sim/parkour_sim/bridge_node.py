@@ -142,8 +142,11 @@ class MujocoBridge:
         self.supervisor_waits = 0
         self.supervisor_wait_wall_s = 0.0
         # joint states in the newest rt/lowstate samples sent, newest last
+        # The supervisor may act on any sample it could have read: lockstep lets it fall up to
+        # lockstep_supervisor_slack_s behind, plus the samples in flight.
+        audit_states = max(AUDIT_STATES, round(b.lockstep_supervisor_slack_s * b.lowstate_hz) + 2)
         self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
-            [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
+            [(self.sim.q, self.sim.dq)], maxlen=audit_states
         )
         self.camera_ticks_suppressed = 0
         state_type, cmd_type = message_types(self.spec)

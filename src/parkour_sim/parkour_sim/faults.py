@@ -17,8 +17,9 @@ from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
 
 # The supervisor clamps with the newest rt/lowstate it has read, which may be a few samples behind
-# the bridge (it ticks at 200 Hz, lowstate comes at 500 Hz). The bridge judges the torque estimate
-# against each of the last AUDIT_STATES samples it sent, with 10 % for motion in between.
+# the bridge (it ticks at 200 Hz, lowstate comes at 500 Hz, and lockstep lets a starved supervisor
+# fall bridge.lockstep_supervisor_slack_s behind). The bridge judges the torque estimate against
+# each sample it sent in that window (at least AUDIT_STATES), with 10 % for motion in between.
 AUDIT_STATES = 4
 TORQUE_AUDIT_TOLERANCE = 1.10
 
