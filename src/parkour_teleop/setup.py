@@ -14,11 +14,12 @@ setup(
     zip_safe=True,
     maintainer="parkour stack maintainers",
     maintainer_email="parkour@example.org",
-    description="Command sources: scripted sequences (gamepad, Joy, remote later)",
+    description="Command sources: scripted sequences, gamepad (evdev), sensor_msgs/Joy, Unitree remote, keyboard",
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
             "script_node = parkour_teleop.script_node:main",
+            "teleop_node = parkour_teleop.teleop_node:main",
         ],
     },
 )

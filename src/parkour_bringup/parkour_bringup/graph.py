@@ -21,6 +21,7 @@ MODULES = {
     "supervisor": "parkour_safety.supervisor_node",
     "policy": "parkour_control.policy_node",
     "script": "parkour_teleop.script_node",
+    "teleop": "parkour_teleop.teleop_node",
     "depth": "parkour_perception.depth_node",
 }
 
@@ -55,13 +56,21 @@ class NodeProcess:
         return "\n".join(text[-lines:])
 
 
-def start_node(name: str, config: Path, run_dir: Path, env: dict[str, str], extra: list[str]) -> NodeProcess:
+def start_node(
+    name: str, config: Path, run_dir: Path, env: dict[str, str], extra: list[str], foreground: bool = False
+) -> NodeProcess:
+    """``foreground``: the node shares this terminal (stdin and stdout; its log still gets stderr),
+    for the keyboard teleop. It stays in our process group: reading a terminal from another
+    session's background group would stop it (SIGTTIN)."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{name}.log"
     cmd = [sys.executable, "-m", MODULES[name], "--config", str(config), "--run-dir", str(run_dir), *extra]
     log = open(log_path, "w")  # noqa: SIM115 - the child owns it for its lifetime
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    if foreground:
+        proc = subprocess.Popen(cmd, stderr=log, env=env)
+    else:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     return NodeProcess(name, proc, log_path)
 
 
@@ -100,14 +109,22 @@ def run_sim_graph(
     ros_domain_id: int | None = None,
     viewer: bool = False,
     may_exit: frozenset[str] = frozenset(),
+    teleop: str | None = None,
 ) -> dict[str, int]:
     """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
 
     ``may_exit`` names nodes whose death is part of the run (fault injection), not a failure.
+    ``teleop`` (keyboard, gamepad, joy): teleop_node with that source replaces the script, and the
+    run ends early when it exits (the operator quit); the keyboard one runs in this terminal.
     """
     env = ros_env(ros_domain_id)
     sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
-    nodes = [start_node(name, config, run_dir, env, sim_time) for name in SIM_NODES]
+    names = SIM_NODES if teleop is None else tuple(n for n in SIM_NODES if n != "script")
+    nodes = [start_node(name, config, run_dir, env, sim_time) for name in names]
+    if teleop is not None:
+        nodes.append(
+            start_node("teleop", config, run_dir, env, ["--source", teleop, *sim_time], foreground=teleop == "keyboard")
+        )
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]
@@ -115,6 +132,8 @@ def run_sim_graph(
         nodes.append(bridge)
         while bridge.proc.poll() is None:
             for n in nodes[:-1]:
+                if n.name == "teleop" and n.proc.poll() == 0:
+                    return _stop_early(nodes, bridge)  # the operator quit
                 if n.proc.poll() is not None and n.name not in may_exit:
                     raise GraphError(f"node {n.name} died with code {n.proc.returncode}:\n{n.tail()}")
             time.sleep(0.1)
@@ -122,6 +141,12 @@ def run_sim_graph(
             raise GraphError(f"the bridge exited with code {bridge.proc.returncode}:\n{bridge.tail()}")
     finally:
         stop_nodes(nodes)
+    return {n.name: n.proc.returncode for n in nodes}
+
+
+def _stop_early(nodes: list[NodeProcess], bridge: NodeProcess) -> dict[str, int]:
+    """The bridge writes its metrics on SIGINT, like the other nodes: the report still works."""
+    stop_nodes([bridge])
     return {n.name: n.proc.returncode for n in nodes}
 
 

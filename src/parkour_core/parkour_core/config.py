@@ -223,6 +223,52 @@ class ScriptConfig:
 
 
 @dataclass(frozen=True)
+class TeleopConfig:
+    """The operator's inputs (parkour_teleop/teleop_node); the mapping is parkour_core/teleop.py.
+
+    Mode chords come from the supervisor's ``gamepad_*_buttons`` (indices on the normalised
+    /teleop/joy, Xbox order: 0 A, 1 B, 2 X, 3 Y, 4 LB, 5 RB, 6 Back, 7 Start, 8 Guide, 9 L3, 10 R3);
+    only damp, which the supervisor has no gamepad chord for, is here.
+    """
+
+    source: str = _bounded(
+        "joy", choices=("joy", "gamepad", "keyboard", "remote"), doc="what teleop_node reads (parkour sim --teleop)"
+    )
+    layout: str = _bounded(
+        "xbox", choices=("xbox", "f710", "playstation"), doc="button/axis indices of the pad (joy and gamepad)"
+    )
+    joy_topic: str = _bounded("/joy", doc="source joy: the sensor_msgs/Joy topic of the joy node")
+    device: str = _bounded("", doc="source gamepad: evdev device path; '' = the first gamepad found")
+    rate_hz: float = _bounded(50.0, 10.0, 200.0, doc="/cmd_vel and /teleop/joy publishing rate")
+    deadzone: float = _bounded(0.1, 0.0, 0.5, doc="stick travel (fraction) that reads as centred")
+    expo: float = _bounded(0.3, 0.0, 1.0, doc="stick curve: (1-expo) x + expo x^3 after the deadzone")
+    max_vx_mps: float = _bounded(1.0, 0.0, 3.0, doc="forward/backward speed at full stick")
+    max_vy_mps: float = _bounded(0.5, 0.0, 2.0, doc="sideways speed at full stick")
+    max_yaw_rate_rps: float = _bounded(1.0, 0.0, 3.0, doc="turn rate at full stick")
+    accel_vx_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vx changes per second")
+    accel_vy_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vy changes per second")
+    accel_yaw_rps2: float = _bounded(2.0, 0.05, 40.0, doc="ramp: the most the yaw rate changes per second")
+    command_timeout_s: float = _bounded(
+        0.5, 0.05, 5.0, doc="no input for this long: zero velocity, input lost (/teleop/joy stops)"
+    )
+    command_mode: str = _bounded(
+        "continuous",
+        choices=("continuous", "discrete"),
+        doc="discrete: publish PHP's discrete command (nearest speed level along the 360/N deg sector)",
+    )
+    discrete_speed_levels_mps: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [0.0, 0.5, 1.0, 1.5], doc="discrete command speed levels (match the bundle's command.speed_levels_mps)"
+    )
+    discrete_heading_sectors: int = _bounded(8, 1, 64, doc="discrete command heading sectors (8: 45 deg)")
+    damp_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [6, 1], doc="/teleop/joy combo: damp (6, 1: Back + B); [] disables"
+    )
+    keyboard_hold_s: float = _bounded(
+        0.6, 0.1, 2.0, doc="a key counts as held this long after its last press (terminals send no releases)"
+    )
+
+
+@dataclass(frozen=True)
 class RunConfig:
     duration_s: float = _bounded(20.0, 0.5, 36000.0, doc="sim time the bringup runs")
 
@@ -240,6 +286,7 @@ class StackConfig:
     sim_camera: SimCameraConfig = field(default_factory=SimCameraConfig)
     faults: FaultsConfig = field(default_factory=FaultsConfig)
     script: ScriptConfig = field(default_factory=ScriptConfig)
+    teleop: TeleopConfig = field(default_factory=TeleopConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     def script_steps(self) -> list[ScriptStep]:
@@ -323,6 +370,10 @@ def _validate(obj: Any, prefix: str) -> None:
         bad = [x for x in obj.swap_allowed_states if x not in modes]
         if bad:
             raise ConfigError(f"{prefix}.swap_allowed_states: {bad} are not supervisor states {list(modes)}")
+    if isinstance(obj, TeleopConfig):
+        _validate_teleop(obj, prefix)
+    if isinstance(obj, StackConfig):
+        _validate_teleop_chords(obj)
     if isinstance(obj, StackConfig) and obj.mode == "robot" and obj.faults.enabled:
         raise ConfigError("faults: fault injection is for simulation only; remove the faults section on the robot")
     if isinstance(obj, FaultsConfig) and (
@@ -376,6 +427,44 @@ def _validate_supervisor(obj: SupervisorConfig, prefix: str) -> None:
                 raise ConfigError(f"{prefix}.{key}: {combo!r} is also {prefix}.{seen[frozenset(combo)]}")
             if combo:
                 seen[frozenset(combo)] = key
+
+
+def _validate_teleop(obj: TeleopConfig, prefix: str) -> None:
+    from parkour_core.command import DiscreteCommandSpec
+
+    levels = obj.discrete_speed_levels_mps
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in levels):
+        raise ConfigError(f"{prefix}.discrete_speed_levels_mps: expected numbers, got {levels!r}")
+    try:
+        DiscreteCommandSpec(tuple(float(x) for x in levels), obj.discrete_heading_sectors)
+    except ValueError as e:
+        raise ConfigError(f"{prefix}: {e}") from None
+
+
+def _validate_teleop_chords(cfg: StackConfig) -> None:
+    """The teleop node maps the supervisor's gamepad chords onto the normalised pad: each index
+    must name one of its buttons, and the damp chord must not be another request's chord."""
+    from parkour_core.teleop import PAD_BUTTONS
+
+    s = cfg.supervisor
+    chords = {
+        "supervisor.gamepad_estop_buttons": s.gamepad_estop_buttons,
+        "supervisor.gamepad_stand_up_buttons": s.gamepad_stand_up_buttons,
+        "supervisor.gamepad_activate_buttons": s.gamepad_activate_buttons,
+        "supervisor.gamepad_stand_buttons": s.gamepad_stand_buttons,
+        "teleop.damp_buttons": cfg.teleop.damp_buttons,
+    }
+    for key, combo in chords.items():
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < len(PAD_BUTTONS) for b in combo):
+            raise ConfigError(
+                f"{key}: {combo!r}: the normalised pad has buttons 0..{len(PAD_BUTTONS) - 1} {list(PAD_BUTTONS)}"
+            )
+    damp = frozenset(cfg.teleop.damp_buttons)
+    if len(damp) != len(cfg.teleop.damp_buttons):
+        raise ConfigError(f"teleop.damp_buttons: {cfg.teleop.damp_buttons!r} names a button twice")
+    for key, combo in chords.items():
+        if damp and key != "teleop.damp_buttons" and frozenset(combo) == damp:
+            raise ConfigError(f"teleop.damp_buttons: {cfg.teleop.damp_buttons!r} is also {key}")
 
 
 def load_config(path: Path | str, overrides: dict[str, Any] | None = None) -> StackConfig:

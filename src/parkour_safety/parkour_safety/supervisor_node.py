@@ -24,7 +24,9 @@ gamepad callback tick at once; the remote is read from the lowstate of every tic
 
 Outputs: rt/lowcmd (or ``/supervisor/lowcmd_dry_run`` in a dry run); ``/supervisor/state`` (latched
 String: the mode name); ``/supervisor/transition`` (latched, last 100: JSON {"t", "from", "to",
-"reason"} per transition); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder
+"reason"} per transition); ``/teleop/remote`` (Joy, 50 Hz: the Unitree remote from rt/lowstate, axes
+lx, ly, rx, ry, l2 as the remote reports them, buttons in REMOTE_KEYS order; teleop_node's remote
+source); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder
 (transitions, fault counters, clamp counters, time in each mode, commands written, timing).
 """
 
@@ -54,6 +56,7 @@ from parkour_core.supervisor_core import (
     SupervisorSettings,
     VelocityCommand,
 )
+from parkour_core.teleop import remote_joy
 from parkour_core.unitree import (
     Crc,
     LowStateView,
@@ -65,6 +68,7 @@ from parkour_core.unitree import (
 )
 
 DIAGNOSTICS_PERIOD_S = 1.0
+REMOTE_HZ = 50.0  # /teleop/remote
 TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 
 
@@ -148,6 +152,10 @@ class Supervisor:
         )
         self.transition_pub = self.node.create_publisher(String, "/supervisor/transition", history)
         self.dry_run_pub = self.node.create_publisher(JointState, "/supervisor/lowcmd_dry_run", 10)
+        # The Unitree remote for teleop_node's sticks (its chords are read here, from rt/lowstate).
+        self.remote_pub = self.node.create_publisher(Joy, "/teleop/remote", 10)
+        self._remote_published_t: float | None = None
+        self._Joy = Joy
         self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
@@ -256,6 +264,16 @@ class Supervisor:
         if self.core.settings.gamepad.estop_held(buttons) and self.core.mode is not Mode.DAMP:
             self.tick()  # the e-stop acts now, not at the next timer tick
 
+    def _publish_remote(self, remote, now: float) -> None:
+        """At most REMOTE_HZ: lowstate arrives at 500 Hz, the sticks are wanted at the command rate."""
+        if self._remote_published_t is not None and now - self._remote_published_t < 1.0 / REMOTE_HZ:
+            return
+        self._remote_published_t = now
+        msg = self._Joy()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.axes, msg.buttons = remote_joy(remote.keys, vars(remote))
+        self.remote_pub.publish(msg)
+
     # ------------------------------------------------------------------ the tick
     def _capture_time(self, view: LowStateView, now: float) -> float:
         """When the newest lowstate was sampled, on this node's clock.
@@ -279,7 +297,9 @@ class Supervisor:
         if msg is not None:
             self.view = read_lowstate(msg, self.spec)
             self.last_lowstate_t = self._capture_time(self.view, now)
-            self.remote_keys = parse_wireless_remote(self.view.wireless_remote).keys
+            remote = parse_wireless_remote(self.view.wireless_remote)
+            self.remote_keys = remote.keys
+            self._publish_remote(remote, now)
             self._publish_robot_state(self.view)
         view = self.view
         if view is None or self.last_lowstate_t is None:

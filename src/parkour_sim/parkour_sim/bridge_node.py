@@ -30,7 +30,15 @@ from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.robots import get_robot
 from parkour_core.stats import summary_ms, write_json
-from parkour_core.unitree import Crc, fill_lowstate, message_types, new_lowstate, read_lowcmd
+from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
+from parkour_core.unitree import (
+    Crc,
+    encode_wireless_remote,
+    fill_lowstate,
+    message_types,
+    new_lowstate,
+    read_lowcmd,
+)
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, command_violations
 from parkour_sim.physics import RobotSim
@@ -38,6 +46,7 @@ from parkour_sim.physics import RobotSim
 TRAJECTORY_HZ = 50.0
 DEPTH_FRAME_ID = "camera_depth_optical_frame"
 DEPTH_FRAMES_FILE = "depth_frames.npz"
+REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
 
 
 def stamp_parts(t_s: float) -> tuple[int, int]:
@@ -84,7 +93,7 @@ class MujocoBridge:
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import Image, JointState
+        from sensor_msgs.msg import Image, JointState, Joy
         from std_srvs.srv import Trigger
 
         self.cfg = cfg
@@ -104,6 +113,13 @@ class MujocoBridge:
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        # The robot's remote is whatever input is active (teleop_node's /teleop/joy): encoded into
+        # rt/lowstate's wireless_remote, so the supervisor's remote code runs in simulation too.
+        self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
+        self.remote_timeout_s = cfg.teleop.command_timeout_s
+        self.remote_bytes = REMOTE_RELEASED
+        self.remote_sim_s: float | None = None
+        self.remote_written: bytes | None = None
         self.last_target_sim_s: float | None = None
         self.last_target_wall = 0.0
         # The nominal period, not one estimated from stamps: stamp jitter would shrink an estimate
@@ -237,9 +253,26 @@ class MujocoBridge:
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
         self._clock_pub.publish(self._clock_msg)
 
+    def _on_joy(self, msg) -> None:
+        snapshot = snapshot_from_normalised_joy(self.sim.time, msg.axes, msg.buttons)
+        keys, sticks = remote_from_snapshot(snapshot)
+        self.remote_bytes = encode_wireless_remote(keys, **sticks)
+        self.remote_sim_s = self.sim.time
+
+    def _remote(self) -> bytes:
+        """The remote's bytes; released and centred once the input is older than the timeout."""
+        if self.remote_sim_s is None or self.sim.time - self.remote_sim_s > self.remote_timeout_s:
+            return REMOTE_RELEASED
+        return self.remote_bytes
+
     def _publish_lowstate(self) -> None:
         s = self.sim
-        fill_lowstate(self.lowstate, self.spec, s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000))
+        remote = self._remote()
+        changed = remote if remote != self.remote_written else None  # the message keeps the field
+        self.remote_written = remote
+        fill_lowstate(
+            self.lowstate, self.spec, s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000), changed
+        )
         self.lowstate.crc = self.crc(self.lowstate)
         self.lowstate_writer.write(self.lowstate)
         self.published_states.append((self.sim.q, self.sim.dq))

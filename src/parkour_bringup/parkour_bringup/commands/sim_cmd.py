@@ -1,6 +1,8 @@
 """Run the whole graph on the simulated robot: bridge + supervisor + policy + scripted commands.
 
-Writes report.json, PNG plots and every node's log into the run folder.
+With ``--teleop keyboard|gamepad|joy`` an operator drives instead of the script (teleop_node);
+the keyboard reads this terminal, the other nodes log into the run folder. Writes report.json,
+PNG plots and every node's log into the run folder.
 """
 
 from __future__ import annotations
@@ -32,10 +34,23 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", type=int, default=None, help="Unitree DDS domain (default dds.domain)")
     p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer (needs a display)")
+    p.add_argument(
+        "--teleop",
+        choices=("keyboard", "gamepad", "joy"),
+        default=None,
+        help="drive interactively instead of the scripted demo: keyboard (this terminal), gamepad (evdev, "
+        "teleop.device), joy (a joy node publishing teleop.joy_topic); default duration then 1 h, Ctrl-C quits",
+    )
+
+
+TELEOP_DURATION_S = 3600.0  # interactive runs end when the operator quits
 
 
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or config_dir() / "g1_sim.yaml"
+    teleop = getattr(args, "teleop", None)
+    if teleop is not None and args.duration is None:
+        args.duration = TELEOP_DURATION_S
     overrides = {
         k: v
         for k, v in {
@@ -49,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(config_path, overrides)
     if cfg.mode != "sim":
         raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour sim` needs a sim config")
+    if teleop == "gamepad":
+        _check_gamepad(cfg.teleop.device)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / stamp).resolve()
     if run_dir.exists():
@@ -66,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
         f"parkour sim: {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, bundle {cfg.policy.bundle}, "
         f"ROS_DOMAIN_ID {ros_domain_id} (parkour model swap --ros-domain-id {ros_domain_id} <bundle>)"
     )
-    run_sim_graph(run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer)
+    run_sim_graph(run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer, teleop=teleop)
+    if teleop is not None:
+        # The report plots the commanded velocity from script.json; here the operator commanded.
+        shutil.copyfile(run_dir / "teleop.json", run_dir / "script.json")
     report = write_report(run_dir)
     write_swap_report(run_dir)
     summary = {
@@ -75,3 +95,13 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(summary))
     print(f"parkour sim: wrote {run_dir / 'report.json'}")
     return 0
+
+
+def _check_gamepad(device: str) -> None:
+    """Fail before the graph starts, with the reason, where no gamepad can be opened."""
+    from parkour_teleop.readers import GamepadUnavailable, open_evdev_device
+
+    try:
+        open_evdev_device(device).close()
+    except GamepadUnavailable as e:
+        raise SystemExit(f"parkour sim --teleop gamepad: {e}") from None

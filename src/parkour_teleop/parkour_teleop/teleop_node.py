@@ -1,0 +1,260 @@
+"""teleop_node: an operator's input -> /cmd_vel, /teleop/joy and the supervisor's mode services.
+
+Sources (``teleop.source``, or ``--source``):
+  joy       sensor_msgs/Joy on ``teleop.joy_topic`` from any joy node, indices per ``teleop.layout``
+  gamepad   an evdev device (``teleop.device``; '' = the first gamepad), codes per ``teleop.layout``
+  keyboard  the terminal on stdin (simulation); keys in parkour_core.teleop.KEYBOARD_HELP
+  remote    the Unitree remote, as the supervisor republishes it from rt/lowstate on /teleop/remote
+
+The mapping is parkour_core.teleop.TeleopMapper. Outputs, at ``teleop.rate_hz``: ``/cmd_vel``
+(zero while the input is lost or never came) and, except for the remote, the normalised
+``/teleop/joy`` while the input is present, so the supervisor sees the gamepad chords and notices
+a lost gamepad when it stops. Chords call ``/supervisor/<request>`` on their rising edge, in the
+callback that saw it (the e-stop does not wait for a tick); the supervisor reads the same chords
+from /teleop/joy as well, so a request reaches it on two paths (the service also answers with
+what it did, which is logged). The remote's chords are the supervisor's own (``remote_*_keys``,
+read from rt/lowstate): from the remote this node maps only the sticks. In simulation it releases
+the elastic band once the supervisor first reaches STAND.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from parkour_core.config import StackConfig
+from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.stats import write_json
+from parkour_core.teleop import (
+    KEYBOARD_HELP,
+    LAYOUTS,
+    KeyboardPad,
+    PadSnapshot,
+    TeleopMapper,
+    TeleopOutput,
+    TeleopRequest,
+    TeleopSettings,
+    normalised_joy,
+    snapshot_from_joy,
+    snapshot_from_remote_joy,
+)
+
+SOURCES = ("joy", "gamepad", "keyboard", "remote")
+
+
+class TeleopNode:
+    def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str], source: str) -> None:
+        import rclpy
+        from geometry_msgs.msg import Twist
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from sensor_msgs.msg import Joy
+        from std_msgs.msg import String
+        from std_srvs.srv import Trigger
+
+        if source not in SOURCES:
+            raise ValueError(f"teleop source {source!r} is not one of {list(SOURCES)}")
+        self.cfg, self.run_dir, self.source = cfg, run_dir, source
+        self.layout = LAYOUTS[cfg.teleop.layout]
+        self.settings = TeleopSettings.from_config(cfg)
+        self.mapper = TeleopMapper(self.settings)
+        self.lock = threading.Lock()  # readers run in their own threads
+        self.keyboard = KeyboardPad(self.settings.chords, cfg.teleop.keyboard_hold_s) if source == "keyboard" else None
+        self.gamepad: Any = None  # readers.EvdevReader, set by main for the gamepad source
+
+        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        self.node = rclpy.create_node("teleop_node")
+        self.log = self.node.get_logger()
+        self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
+        self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
+        self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if source != "remote" else None
+        self.clients = {r: self.node.create_client(Trigger, f"/supervisor/{r.value}") for r in TeleopRequest}
+        if source == "joy":
+            self.node.create_subscription(Joy, cfg.teleop.joy_topic, self._on_joy, 10)
+        elif source == "remote":
+            self.node.create_subscription(Joy, "/teleop/remote", self._on_remote, 10)
+        self.band_client = None
+        if cfg.mode == "sim":
+            self.band_client = self.node.create_client(Trigger, "/sim/release_band")
+            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
+        self.band_released = False
+        self.was_lost = False
+        self.requests: list[dict] = []
+        self.losses: list[dict] = []
+        self.ticks = 0
+        self.log_rows: list[dict] = []  # the commanded velocity per tick, as script.json's "log"
+        self.last_output: TeleopOutput | None = None
+        self.timer = self.node.create_timer(1.0 / cfg.teleop.rate_hz, self.tick)
+
+    def now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    # ------------------------------------------------------------------ inputs
+    def observe(self, snapshot: PadSnapshot) -> None:
+        with self.lock:
+            fired = self.mapper.observe(snapshot)
+        if self.source == "remote":
+            return  # the supervisor reads the remote's chords from rt/lowstate itself
+        for request in fired:
+            self._request(request)
+
+    def _on_joy(self, msg) -> None:
+        self.observe(snapshot_from_joy(self.now(), msg.axes, msg.buttons, self.layout))
+
+    def _on_remote(self, msg) -> None:
+        self.observe(snapshot_from_remote_joy(self.now(), msg.axes, msg.buttons))
+
+    def on_key(self) -> None:
+        assert self.keyboard is not None
+        self.observe(self.keyboard.snapshot(self.now()))
+
+    def on_gamepad_frame(self, snapshot: PadSnapshot) -> None:
+        self.observe(snapshot)
+
+    def on_input_lost(self, reason: str) -> None:
+        self.log.error(f"input lost: {reason}")
+        with self.lock:
+            self.mapper.input_lost()
+
+    def _on_mode(self, msg) -> None:
+        band = self.band_client
+        if msg.data == "STAND" and not self.band_released and band is not None and band.service_is_ready():
+            band.call_async(self._Trigger.Request())
+            self.band_released = True
+            self.log.info("STAND reached: elastic band released")
+
+    def _request(self, request: TeleopRequest) -> None:
+        client = self.clients[request]
+        row = {"t": round(self.now(), 4), "request": request.value, "sent": client.service_is_ready()}
+        self.requests.append(row)
+        if not row["sent"]:
+            self.log.warning(f"/supervisor/{request.value} is not available; request dropped")
+            return
+        self.log.info(f"operator: {request.value}")
+
+        def answered(future) -> None:
+            response = future.result()
+            if response is not None:
+                self.log.info(f"/supervisor/{request.value}: {response.message}")
+
+        client.call_async(self._Trigger.Request()).add_done_callback(answered)
+
+    # ------------------------------------------------------------------ the tick
+    def tick(self) -> None:
+        now = self.now()
+        if self.keyboard is not None:
+            self.observe(self.keyboard.snapshot(now))
+        elif self.gamepad is not None:
+            snapshot = self.gamepad.snapshot(now)
+            if snapshot is not None:
+                self.observe(snapshot)
+        with self.lock:
+            out = self.mapper.tick(now)
+            latest = self.mapper.latest
+        self.last_output = out
+        self.ticks += 1
+        if out.input_lost != self.was_lost:
+            self.was_lost = out.input_lost
+            self.losses.append({"t": round(now, 4), "lost": out.input_lost})
+            if out.input_lost:
+                self.log.warning(
+                    "operator input lost: zero velocity; /teleop/joy stops (the supervisor stops the walk)"
+                )
+            else:
+                self.log.info("operator input is back")
+        cmd = self._Twist()
+        cmd.linear.x, cmd.linear.y, cmd.angular.z = out.velocity
+        self.cmd_pub.publish(cmd)
+        self.log_rows.append({"t": round(now, 4), "cmd": [round(v, 4) for v in out.velocity]})
+        if self.joy_pub is not None and latest is not None and not out.input_lost:
+            joy = self._Joy()
+            joy.header.stamp = self.node.get_clock().now().to_msg()
+            joy.axes, joy.buttons = normalised_joy(latest)
+            self.joy_pub.publish(joy)
+
+    def write_metrics(self) -> None:
+        if self.run_dir is None:
+            return
+        write_json(
+            self.run_dir / "teleop.json",
+            {
+                "source": self.source,
+                "ticks": self.ticks,
+                "requests": self.requests,
+                "losses": self.losses,
+                "log": self.log_rows,
+            },
+        )
+
+
+def _spin_in_background(node) -> threading.Thread:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    def spin() -> None:
+        with contextlib.suppress(KeyboardInterrupt, ExternalShutdownException):
+            rclpy.spin(node)
+
+    thread = threading.Thread(target=spin, name="teleop-spin", daemon=True)
+    thread.start()
+    return thread
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    from parkour_teleop.readers import (
+        EvdevReader,
+        GamepadUnavailable,
+        KeyboardReader,
+        open_evdev_device,
+        raw_terminal,
+        terminal_chars,
+    )
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--source", choices=SOURCES, default=None)
+    known, rest = pre.parse_known_args(argv if argv is not None else sys.argv[1:])
+    args = parse_node_args(__doc__ or "", rest)
+    source = known.source or args.config.teleop.source
+    device = None
+    if source == "gamepad":
+        try:
+            device = open_evdev_device(args.config.teleop.device)
+        except GamepadUnavailable as e:
+            print(f"teleop_node: {e}", file=sys.stderr)
+            return 2
+    node = TeleopNode(args.config, args.run_dir, args.ros_args, source)
+    if device is not None:
+        reader = EvdevReader(node.layout, node.now, node.on_gamepad_frame, node.on_input_lost)
+        node.gamepad = reader
+        threading.Thread(target=reader.run, args=(device.read_loop(),), name="evdev", daemon=True).start()
+    mark_ready(args.run_dir, "teleop")
+    try:
+        if source == "keyboard":
+            assert node.keyboard is not None
+            print(f"teleop (keyboard): {KEYBOARD_HELP}", flush=True)
+            _spin_in_background(node.node)
+            with raw_terminal():
+                KeyboardReader(node.keyboard, node.now, node.on_key).run(
+                    terminal_chars(should_stop=lambda: not rclpy.ok())
+                )
+        else:
+            rclpy.spin(node.node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.write_metrics()
+        if rclpy.ok():
+            rclpy.shutdown()
+        node.node.destroy_node()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
