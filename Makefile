@@ -36,6 +36,8 @@ bench:
 	$(RUN_ENV) $(PY) bench/depth/capture.py --out bench/results/depth_capture.json
 	$(RUN_ENV) $(PY) bench/depth/sim_camera.py --out bench/results/depth_sim_camera.json
 	$(RUN_ENV) $(PY) bench/policy/run.py --out bench/results
+	$(RUN_ENV) $(PY) bench/policy/swap.py --out bench/results/policy_swap.json
+	$(RUN_ENV) $(PY) bench/bags/replay.py --out bench/results/bags_replay.json
 
 format:
 	$(RUFF) format $(LINT_DIRS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parkour_bringup.commands import config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
+from parkour_bringup.commands import bag_cmd, config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
 
 COMMANDS = {
     "sim": sim_cmd,
@@ -13,6 +13,7 @@ COMMANDS = {
     "model": model_cmd,
     "config": config_cmd,
     "faults": faults_cmd,
+    "bag": bag_cmd,
 }
 
 

@@ -23,6 +23,7 @@ MODULES = {
     "script": "parkour_teleop.script_node",
     "teleop": "parkour_teleop.teleop_node",
     "depth": "parkour_perception.depth_node",
+    "recorder": "parkour_bringup.bag.recorder",
 }
 
 
@@ -110,12 +111,15 @@ def run_sim_graph(
     viewer: bool = False,
     may_exit: frozenset[str] = frozenset(),
     teleop: str | None = None,
+    record: bool = False,
 ) -> dict[str, int]:
     """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
 
     ``may_exit`` names nodes whose death is part of the run (fault injection), not a failure.
     ``teleop`` (keyboard, gamepad, joy): teleop_node with that source replaces the script, and the
     run ends early when it exits (the operator quit); the keyboard one runs in this terminal.
+    ``record``: the bag recorder writes every topic to ``run_dir/bag`` (MCAP, rosbag2 layout); it is
+    ready before the bridge starts, so the bag holds the run from its first message.
     """
     env = ros_env(ros_domain_id)
     sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
@@ -125,6 +129,8 @@ def run_sim_graph(
         nodes.append(
             start_node("teleop", config, run_dir, env, ["--source", teleop, *sim_time], foreground=teleop == "keyboard")
         )
+    if record:
+        nodes.append(start_node("recorder", config, run_dir, env, sim_time))
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]

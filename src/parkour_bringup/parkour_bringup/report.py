@@ -65,6 +65,8 @@ def depth_summary(bridge: dict[str, Any], pol: dict[str, Any]) -> dict[str, Any]
 
 def build_report(run_dir: Path) -> dict[str, Any]:
     bridge, sup, pol, _script = (_load(run_dir, n) for n in ("bridge", "supervisor", "policy", "script"))
+    # recorder.json exists when the run was recorded (parkour sim without --no-bag).
+    recorder = json.loads((run_dir / "recorder.json").read_text()) if (run_dir / "recorder.json").is_file() else None
     traj = bridge["trajectory"]
     t = np.array(traj["t"])
     xy = np.stack([traj["x"], traj["y"]], axis=1) if len(t) else np.zeros((0, 2))
@@ -107,6 +109,8 @@ def build_report(run_dir: Path) -> dict[str, Any]:
         "lockstep_waits": bridge["lockstep_waits"],
         "lockstep_wait_wall_s": bridge["lockstep_wait_wall_s"],
         "bundle": pol["bundle"],
+        "bag": recorder["bag"] if recorder else None,
+        "bag_messages": sum(recorder["messages"].values()) if recorder else 0,
         "scene": bridge["scene"],
         "active_from_s": active_from,
         **depth_summary(bridge, pol),

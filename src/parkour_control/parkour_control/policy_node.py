@@ -2,7 +2,9 @@
 
 Reads ``/robot/joint_states`` and ``/robot/imu`` (from the supervisor), ``/cmd_vel``,
 ``/supervisor/state`` and ``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
-``header.frame_id`` names the bundle that produced them), the latched ``/policy/bundle`` (name,
+``header.frame_id`` names the bundle that produced them), ``/policy/tick_inputs`` (what the runner
+consumed on that tick, published just before its targets, so a bag replays the tick exactly:
+``parkour bag replay --bundle``), the latched ``/policy/bundle`` (name,
 path and PD gains of every bundle before it drives the robot, so the supervisor applies the
 right gains) and ``/diagnostics``.
 
@@ -32,6 +34,7 @@ from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import summary_ms, write_json
+from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
 
 DIAGNOSTICS_PERIOD_S = 1.0
 
@@ -85,7 +88,7 @@ class PolicyNode:
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image, Imu, JointState
-        from std_msgs.msg import String
+        from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -112,6 +115,9 @@ class PolicyNode:
             QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE),
         )
         self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.tick_inputs_pub = self.node.create_publisher(Float64MultiArray, TICK_INPUTS_TOPIC, 10)
+        self._Float64MultiArray = Float64MultiArray
+        self._MultiArrayDimension = MultiArrayDimension
         for msg_type, topic, callback in (
             (JointState, "/robot/joint_states", self._on_joints),
             (Imu, "/robot/imu", self._on_imu),
@@ -134,6 +140,8 @@ class PolicyNode:
         self.command_t: float | None = None
         self.supervisor_state = "UNKNOWN"
         self._reset_requested = False
+        self._reset_since_published = False  # for /policy/tick_inputs: resets of ticks that published nothing
+        self._released_depth_stamp_s: float | None = None
 
         self.depth_gate = self._make_gate(bundle)
         self.depth_rate = FrameRate()
@@ -264,9 +272,12 @@ class PolicyNode:
         if self._reset_requested:
             self._reset_requested = False
             runner.reset()
+            self._reset_since_published = True
             if self._shadow is not None:
                 self._shadow.runner.reset()
         frame = self.depth_gate.pop_ready(now)
+        if frame is not None:
+            self._released_depth_stamp_s = frame.stamp_s
         start = time.perf_counter()
         if frame is not None and runner.backbone is not None:
             runner.set_depth(frame.image, frame.stamp_s)
@@ -289,6 +300,7 @@ class PolicyNode:
             self.log.error(f"bundle {runner.manifest.name!r} output NaN/inf", throttle_duration_sec=1.0)
         msg = self._JointState()
         msg.header.stamp = self.node.get_clock().now().to_msg()
+        self._publish_tick_inputs(msg.header.stamp, state, command)
         msg.header.frame_id = runner.manifest.name
         msg.name = list(self.spec.joint_names)
         msg.position = targets.tolist()
@@ -300,6 +312,25 @@ class PolicyNode:
             if frame is not None and shadow.runner.backbone is not None:
                 shadow.runner.set_depth(frame.image, frame.stamp_s)
             shadow.step(state, command, targets)
+
+    def _publish_tick_inputs(self, stamp, state: RobotState, command: np.ndarray) -> None:
+        inputs = TickInputs(
+            stamp_sec=stamp.sec,
+            stamp_nanosec=stamp.nanosec,
+            reset=self._reset_since_published,
+            depth_stamp_s=self._released_depth_stamp_s,
+            command=command,
+            quat_wxyz=state.quat_wxyz,
+            gyro=state.gyro,
+            q=state.q,
+            dq=state.dq,
+        )
+        self._reset_since_published = False
+        label, data = encode_tick_inputs(inputs)
+        msg = self._Float64MultiArray()
+        msg.layout.dim = [self._MultiArrayDimension(label=label, size=len(data), stride=len(data))]
+        msg.data = data
+        self.tick_inputs_pub.publish(msg)
 
     def _fault_handler(self, name: str):
         """`parkour faults` only (the config refuses fault injection in robot mode)."""

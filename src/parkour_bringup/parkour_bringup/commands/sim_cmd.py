@@ -34,6 +34,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", type=int, default=None, help="Unitree DDS domain (default dds.domain)")
     p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer (needs a display)")
+    p.add_argument("--no-bag", action="store_true", help="do not record the run's topics to DIR/bag")
     p.add_argument(
         "--teleop",
         choices=("keyboard", "gamepad", "joy"),
@@ -69,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / stamp).resolve()
     if run_dir.exists():
+        # A rerun into the same folder replaces that run: its ready marks and its bag (the recorder
+        # itself never overwrites a bag).
         shutil.rmtree(run_dir / "ready", ignore_errors=True)
+        shutil.rmtree(run_dir / "bag", ignore_errors=True)
     run_dir.mkdir(parents=True, exist_ok=True)
     # The nodes read exactly what ran: the config with overrides applied, saved in the run folder.
     merged = yaml.safe_load(Path(config_path).read_text()) or {}
@@ -83,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
         f"parkour sim: {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, bundle {cfg.policy.bundle}, "
         f"ROS_DOMAIN_ID {ros_domain_id} (parkour model swap --ros-domain-id {ros_domain_id} <bundle>)"
     )
-    run_sim_graph(run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer, teleop=teleop)
+    run_sim_graph(
+        run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer, teleop=teleop, record=not args.no_bag
+    )
     if teleop is not None:
         # The report plots the commanded velocity from script.json; here the operator commanded.
         shutil.copyfile(run_dir / "teleop.json", run_dir / "script.json")

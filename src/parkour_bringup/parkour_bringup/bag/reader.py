@@ -1,0 +1,103 @@
+"""Open a stack bag and read it, refusing bad input with one clear line (``BagError``).
+
+A bag is a rosbag2 folder (``metadata.yaml`` + storage files). Refused: a path that is not such a
+folder, a recording that never closed (no ``metadata.yaml``), a corrupt or truncated storage file,
+a bag of another robot, and missing topics a replay needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class BagError(Exception):
+    """A bag that cannot be used, with the reason and what to do about it."""
+
+
+@dataclass
+class BagMessage:
+    topic: str
+    log_time_ns: int  # receive time when recorded
+    msg: Any  # rosbags message dataclass
+
+
+class StackBag:
+    """A validated, opened bag. Use as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        import yaml
+        from rosbags.rosbag2 import Reader
+        from rosbags.typesys import Stores, get_typestore
+
+        self.path = Path(path)
+        if not self.path.exists():
+            raise BagError(f"{self.path} does not exist")
+        if not self.path.is_dir():
+            raise BagError(f"{self.path} is not a bag folder (a rosbag2 bag is a folder with metadata.yaml)")
+        if not (self.path / "metadata.yaml").is_file():
+            raise BagError(
+                f"{self.path} has no metadata.yaml: the recording did not finish cleanly "
+                "(recorder killed?) or this is not a rosbag2 folder"
+            )
+        self._typestore = get_typestore(Stores.ROS2_KILTED)
+        try:
+            self._reader = Reader(self.path)
+            self._reader.open()
+        except Exception as e:  # rosbags raises its own errors for bad metadata and unreadable storage
+            raise BagError(
+                f"{self.path} cannot be opened (truncated or corrupt storage, or bad metadata): {e}"
+            ) from None
+        # rosbags parses custom_data but does not expose it on Reader: read it from the file it opened.
+        info = (yaml.safe_load((self.path / "metadata.yaml").read_text()) or {}).get("rosbag2_bagfile_information", {})
+        self.custom_data: dict[str, str] = {str(k): str(v) for k, v in (info.get("custom_data") or {}).items()}
+        self.topics: dict[str, int] = {c.topic: 0 for c in self._reader.connections}
+        for c in self._reader.connections:
+            self.topics[c.topic] += c.msgcount
+
+    def __enter__(self) -> StackBag:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._reader.close()
+
+    @property
+    def robot(self) -> str | None:
+        return self.custom_data.get("robot")
+
+    def require_robot(self, robot: str) -> None:
+        if self.robot is None:
+            raise BagError(f"{self.path} does not say which robot it recorded (no 'robot' in its custom_data)")
+        if self.robot != robot:
+            raise BagError(f"{self.path} was recorded on a {self.robot}, not a {robot}: a bag replays on its own robot")
+
+    def require_topics(self, topics: list[str], why: str) -> None:
+        missing = [t for t in topics if self.topics.get(t, 0) == 0]
+        if missing:
+            raise BagError(f"{self.path} has no messages on {', '.join(missing)}, which {why} needs")
+
+    def messages(self, topics: list[str]) -> Iterator[BagMessage]:
+        """Messages of ``topics`` in recorded order; a storage file that ends early is a BagError."""
+        connections = [c for c in self._reader.connections if c.topic in topics]
+        count = 0
+        try:
+            for connection, log_time_ns, raw in self._reader.messages(connections=connections):
+                msg = self._typestore.deserialize_cdr(raw, connection.msgtype)
+                count += 1
+                yield BagMessage(connection.topic, log_time_ns, msg)
+        except BagError:
+            raise
+        except Exception as e:  # truncated chunk, bad CRC, undecodable record: all one thing to the user
+            raise BagError(f"{self.path} is corrupt or truncated after {count} messages: {e}") from None
+        expected = sum(c.msgcount for c in connections)
+        if count < expected:
+            raise BagError(f"{self.path} is truncated: {count} of the {expected} messages its metadata lists")
+
+
+def open_bag(path: Path | str) -> StackBag:
+    return StackBag(Path(path))

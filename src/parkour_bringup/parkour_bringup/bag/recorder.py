@@ -1,0 +1,150 @@
+"""recorder: writes every stack topic to an MCAP bag in the rosbag2 layout (``metadata.yaml`` + ``.mcap``).
+
+Subscribes with ``raw=True`` so messages go to disk as the CDR bytes that arrived, never
+deserialised; latched topics (``/policy/bundle``, ``/supervisor/*``) are subscribed transient-local
+to get their last message. The bag's ``custom_data`` holds the robot, the bundle and the SHA-256 of
+its manifest, the git commit and the config that ran. Each message is stamped with its receive
+time on the node clock (sim time under ``use_sim_time``). The bag folder must not exist:
+recording never overwrites. ``metadata.yaml`` is written when the node stops (SIGINT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from parkour_bringup.bag.topics import RECORDED_TOPICS
+from parkour_core.config import StackConfig
+from parkour_core.hashing import sha256_file
+from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.paths import repo_root
+from parkour_core.stats import write_json
+
+# Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
+QUEUE_DEPTH = 200
+
+
+def git_commit() -> str:
+    """HEAD of the working tree, with ``-dirty`` when it has uncommitted changes; ``unknown`` outside git."""
+    try:
+        root = repo_root()
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)  # fmt: skip
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def bag_custom_data(cfg: StackConfig, config_path: Path) -> dict[str, str]:
+    """What a replay needs to know about the run: robot, bundle (path and manifest hash), commit, config."""
+    from parkour_core.bundles import resolve_bundle
+
+    data = {"robot": cfg.robot, "mode": cfg.mode, "bundle": cfg.policy.bundle, "git_commit": git_commit()}
+    try:
+        bundle_path = resolve_bundle(cfg.policy.bundle).resolve()
+        data["bundle_path"] = str(bundle_path)
+        data["bundle_manifest_sha256"] = sha256_file(bundle_path / "manifest.json")
+    except Exception as e:  # a bad bundle is the policy node's to refuse; the bag just says so
+        data["bundle_manifest_sha256"] = f"unavailable: {e}"
+    data["config"] = Path(config_path).read_text()
+    return data
+
+
+class Recorder:
+    def __init__(self, cfg: StackConfig, config_path: Path, bag_dir: Path, ros_args: list[str]) -> None:
+        import rclpy
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        if bag_dir.exists():
+            raise FileExistsError(f"{bag_dir} exists; a recording never overwrites a bag (choose another folder)")
+        bag_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.bag_dir = bag_dir
+        typestore = get_typestore(Stores.ROS2_KILTED)
+        self.writer = Writer(bag_dir, version=8, storage_plugin=StoragePlugin.MCAP)
+        for key, value in bag_custom_data(cfg, config_path).items():
+            self.writer.set_custom_data(key, value)
+        self.writer.open()
+        self.counts: dict[str, int] = {}
+
+        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        self.node = rclpy.create_node("bag_recorder")
+        stream = QoSProfile(depth=QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+        latched = QoSProfile(
+            depth=QUEUE_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        for recorded in RECORDED_TOPICS:
+            connection = self.writer.add_connection(recorded.topic, recorded.msgtype, typestore=typestore)
+            self.counts[recorded.topic] = 0
+            self.node.create_subscription(
+                _ros_type(recorded.msgtype),
+                recorded.topic,
+                self._writer_for(recorded.topic, connection),
+                latched if recorded.latched else stream,
+                raw=True,
+            )
+
+    def _writer_for(self, topic: str, connection):
+        def write(raw: bytes) -> None:
+            self.writer.write(connection, self.node.get_clock().now().nanoseconds, raw)
+            self.counts[topic] += 1
+
+        return write
+
+    def close(self, run_dir: Path | None) -> None:
+        self.writer.close()  # writes metadata.yaml: the bag is readable from here on
+        if run_dir is not None:
+            write_json(run_dir / "recorder.json", {"bag": str(self.bag_dir), "messages": self.counts})
+
+
+def _ros_type(msgtype: str):
+    """``sensor_msgs/msg/JointState`` -> the rclpy message class."""
+    import importlib
+
+    package, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{package}.msg"), name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--bag", type=Path, default=None, help="bag folder to create (default <run-dir>/bag)")
+    own, rest = parser.parse_known_args(argv)
+    args = parse_node_args(__doc__ or "", rest)
+    bag_dir = own.bag or (args.run_dir / "bag" if args.run_dir is not None else None)
+    if bag_dir is None:
+        print("recorder: give --bag DIR or --run-dir DIR", flush=True)
+        return 2
+    try:
+        recorder = Recorder(args.config, args.config_path, bag_dir.resolve(), args.ros_args)
+    except FileExistsError as e:
+        print(f"recorder: {e}", flush=True)
+        return 2
+    print(f"recorder: recording {len(RECORDED_TOPICS)} topics into {recorder.bag_dir}", flush=True)
+    mark_ready(args.run_dir, "recorder")
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder.node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        recorder.close(args.run_dir)
+        executor.shutdown()
+        recorder.node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+        print(f"recorder: wrote {recorder.bag_dir} ({json.dumps(recorder.counts)})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""Write a stack bag without ROS, the way the policy node and the recorder would: for tests and bench/bags.
+
+A runner of a real bundle steps through a made-up but plausible walk (joint states around the
+default pose, a command that changes, a reset, depth frames released every few ticks), and the bag
+gets exactly the messages the graph would have recorded: tick inputs, joint targets, depth images,
+the bundle announcement and joint states.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from parkour_bringup.bag.topics import (
+    BUNDLE_TOPIC,
+    DEPTH_TOPIC,
+    JOINT_STATES_TOPIC,
+    RECORDED_TOPICS,
+    TARGETS_TOPIC,
+    TICK_INPUTS_TOPIC,
+    TickInputs,
+    encode_tick_inputs,
+)
+from parkour_core.bundle import load_bundle
+from parkour_core.bundles import resolve_bundle
+from parkour_core.runner import PolicyRunner, RobotState
+
+
+class BagWriter:
+    """A rosbag2 MCAP bag written from rosbags message objects (what the recorder writes from raw bytes)."""
+
+    def __init__(self, path: Path, custom_data: dict[str, str]) -> None:
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        self.typestore = get_typestore(Stores.ROS2_KILTED)
+        self.types = self.typestore.types
+        self.writer = Writer(path, version=8, storage_plugin=StoragePlugin.MCAP)
+        for k, v in custom_data.items():
+            self.writer.set_custom_data(k, v)
+        self.writer.open()
+        self.connections = {
+            t.topic: self.writer.add_connection(t.topic, t.msgtype, typestore=self.typestore) for t in RECORDED_TOPICS
+        }
+        self.msgtypes = {t.topic: t.msgtype for t in RECORDED_TOPICS}
+
+    def write(self, topic: str, t_ns: int, msg) -> None:
+        raw = self.typestore.serialize_cdr(msg, self.msgtypes[topic])
+        self.writer.write(self.connections[topic], t_ns, raw)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    # message builders -----------------------------------------------------------------
+    def header(self, t_ns: int, frame_id: str = ""):
+        time = self.types["builtin_interfaces/msg/Time"](sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
+        return self.types["std_msgs/msg/Header"](stamp=time, frame_id=frame_id)
+
+    def joint_state(self, t_ns: int, frame_id: str, names, position, velocity=()):
+        return self.types["sensor_msgs/msg/JointState"](
+            header=self.header(t_ns, frame_id),
+            name=list(names),
+            position=np.asarray(position, dtype=np.float64),
+            velocity=np.asarray(velocity, dtype=np.float64),
+            effort=np.zeros(0, dtype=np.float64),
+        )
+
+    def tick_inputs(self, inputs: TickInputs):
+        label, data = encode_tick_inputs(inputs)
+        dim = self.types["std_msgs/msg/MultiArrayDimension"](label=label, size=len(data), stride=len(data))
+        layout = self.types["std_msgs/msg/MultiArrayLayout"](dim=[dim], data_offset=0)
+        return self.types["std_msgs/msg/Float64MultiArray"](layout=layout, data=np.asarray(data, dtype=np.float64))
+
+    def depth_image(self, t_ns: int, image: np.ndarray):
+        h, w = image.shape
+        return self.types["sensor_msgs/msg/Image"](
+            header=self.header(t_ns, "camera"),
+            height=h,
+            width=w,
+            encoding="32FC1",
+            is_bigendian=0,
+            step=w * 4,
+            data=np.frombuffer(image.astype(np.float32).tobytes(), dtype=np.uint8),
+        )
+
+    def string(self, text: str):
+        return self.types["std_msgs/msg/String"](data=text)
+
+
+def write_synthetic_bag(
+    path: Path,
+    bundle: str = "g1_walk_depth_gated",
+    ticks: int = 100,
+    robot: str = "g1",
+    target_offset: float = 0.0,
+    seed: int = 0,
+) -> Path:
+    """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target."""
+    loaded = load_bundle(resolve_bundle(bundle))
+    m = loaded.manifest
+    runner = PolicyRunner(loaded, intra_op_threads=1)
+    rng = np.random.default_rng(seed)
+    n = len(m.joint_names)
+    default_q = np.asarray(m.default_joint_pos)
+    custom = {"robot": robot, "mode": "sim", "bundle": m.name, "bundle_path": str(loaded.path), "git_commit": "test"}
+    writer = BagWriter(path, custom)
+    announcement = {"name": m.name, "path": str(loaded.path), "kp": list(m.kp), "kd": list(m.kd)}
+    writer.write(BUNDLE_TOPIC, 0, writer.string(json.dumps(announcement)))
+    period_ns = round(1e9 / m.policy_hz)
+    depth_shape = (m.depth.spec.height, m.depth.spec.width) if m.depth is not None else (58, 87)
+    depth_stamp: float | None = None
+    t_ns = 1_000_000_000
+    for k in range(ticks):
+        # As in a busy sim: once, two ticks run before sim time moves, so they share a stamp.
+        t_ns = t_ns if k == ticks // 3 else 1_000_000_000 + k * period_ns
+        reset = k == ticks // 5  # the supervisor entered ACTIVE here
+        if reset:
+            runner.reset()
+        if k % 3 == 0:  # a frame released every third tick, exposed 40 ms before
+            frame_ns = t_ns - 40_000_000
+            image = rng.uniform(-0.5, 0.5, size=depth_shape).astype(np.float32)
+            writer.write(DEPTH_TOPIC, frame_ns, writer.depth_image(frame_ns, image))
+            depth_stamp = frame_ns // 1_000_000_000 + (frame_ns % 1_000_000_000) * 1e-9
+            if runner.backbone is not None:
+                runner.set_depth(image, depth_stamp)
+        q = default_q + rng.normal(0.0, 0.05, n)
+        dq = rng.normal(0.0, 0.3, n)
+        yaw = 0.1 * np.sin(k / 20)
+        quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+        gyro = rng.normal(0.0, 0.1, 3)
+        command = np.array([0.5 if k > ticks // 4 else 0.0, 0.0, 0.3 if k > ticks // 2 else 0.0])
+        writer.write(
+            JOINT_STATES_TOPIC, t_ns - 2_000_000, writer.joint_state(t_ns - 2_000_000, "", m.joint_names, q, dq)
+        )
+        targets = runner.step(RobotState(q, dq, quat, gyro), command) + target_offset
+        inputs = TickInputs(t_ns // 1_000_000_000, t_ns % 1_000_000_000, reset, depth_stamp, command, quat, gyro, q, dq)
+        writer.write(TICK_INPUTS_TOPIC, t_ns, writer.tick_inputs(inputs))
+        writer.write(TARGETS_TOPIC, t_ns, writer.joint_state(t_ns, m.name, m.joint_names, targets))
+    writer.close()
+    return path

@@ -1,0 +1,118 @@
+"""Open-loop replay of a bag against a bundle, on bags written as the policy node and recorder would."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from parkour_bringup.bag.open_loop import replay_against_bundle
+from parkour_bringup.bag.reader import open_bag
+from parkour_bringup.bag.synthetic import write_synthetic_bag
+from parkour_bringup.bag.topics import TICK_INPUTS_LAYOUT, TickInputs, decode_tick_inputs, encode_tick_inputs
+from parkour_core.bundle import read_manifest
+from parkour_core.bundles import resolve_bundle
+
+BUNDLE = "g1_walk_depth_gated"
+
+
+@pytest.fixture(scope="module")
+def recorded_bag(tmp_path_factory):
+    return write_synthetic_bag(tmp_path_factory.mktemp("bags") / "walk", bundle=BUNDLE, ticks=90)
+
+
+def test_tick_inputs_round_trip_exactly():
+    rng = np.random.default_rng(1)
+    inputs = TickInputs(12, 345, True, 11.96, rng.normal(size=3), rng.normal(size=4), rng.normal(size=3),
+                        rng.normal(size=29), rng.normal(size=29))  # fmt: skip
+    label, data = encode_tick_inputs(inputs)
+    back = decode_tick_inputs(label, data)
+    assert (back.stamp_sec, back.stamp_nanosec, back.reset, back.depth_stamp_s) == (12, 345, True, 11.96)
+    for name in ("command", "quat_wxyz", "gyro", "q", "dq"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(inputs, name))
+    no_depth = decode_tick_inputs(
+        *encode_tick_inputs(TickInputs(0, 0, False, None, *(np.zeros(k) for k in (3, 4, 3, 2, 2))))
+    )
+    assert no_depth.depth_stamp_s is None and not no_depth.reset
+    with pytest.raises(ValueError, match="layout"):
+        decode_tick_inputs("another_layout", data)
+    with pytest.raises(ValueError, match="values"):
+        decode_tick_inputs(TICK_INPUTS_LAYOUT, data[:-1])
+
+
+def test_the_recorded_bundle_replays_with_zero_divergence(recorded_bag):
+    with open_bag(recorded_bag) as bag:
+        result = replay_against_bundle(bag, BUNDLE)
+    assert result["ticks_compared"] == 90
+    assert result["depth_frames_missing"] == 0
+    assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    assert result["target_divergence_rad"]["max"] == 0.0
+    assert result["first_tick_over_threshold"] is None
+    assert len(result["per_joint"]) == 29 and all(v["max"] == 0.0 for v in result["per_joint"].values())
+
+
+def test_a_different_policy_shows_its_divergence_and_first_tick_over_threshold(tmp_path):
+    # Recorded targets 0.05 rad off what the bundle computes: an action change of 0.05 / action_scale.
+    bag_path = write_synthetic_bag(tmp_path / "offset", bundle=BUNDLE, ticks=30, target_offset=0.05)
+    with open_bag(bag_path) as bag:
+        result = replay_against_bundle(bag, BUNDLE, threshold=0.1)
+    scale = read_manifest(resolve_bundle(BUNDLE)).action_scale
+    assert result["action_divergence"]["max"] == pytest.approx(0.05 / scale)
+    assert result["action_divergence"]["p50"] == pytest.approx(0.05 / scale)
+    assert result["target_divergence_rad"]["max"] == pytest.approx(0.05)
+    first = result["first_tick_over_threshold"]
+    assert first["tick"] == 0 and first["value"] == pytest.approx(0.05 / scale)
+    assert first["joint"] in result["per_joint"]
+
+
+def test_dropping_the_runner_reset_is_detected(tmp_path, recorded_bag):
+    """The replay must reset where the recording did; without it the recurrent state diverges."""
+    import parkour_bringup.bag.open_loop as open_loop
+
+    original = open_loop.decode_tick_inputs
+
+    def without_reset(label, data):
+        inputs = original(label, data)
+        inputs.reset = False
+        return inputs
+
+    open_loop.decode_tick_inputs = without_reset
+    try:
+        with open_bag(recorded_bag) as bag:
+            result = replay_against_bundle(bag, BUNDLE)
+    finally:
+        open_loop.decode_tick_inputs = original
+    assert result["action_divergence"]["max"] > 0.0
+
+
+def test_cli_writes_divergence_json(tmp_path, recorded_bag):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "bag", "replay", str(recorded_bag), "--bundle", BUNDLE]
+    proc = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads((out / "divergence.json").read_text())
+    assert written["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    assert written["bundle_name"] == BUNDLE
+
+
+def test_cli_fail_above_exits_non_zero_on_divergence(tmp_path):
+    bag_path = write_synthetic_bag(tmp_path / "offset", bundle=BUNDLE, ticks=10, target_offset=0.05)
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "bag", "replay", str(bag_path), "--bundle", BUNDLE]
+    proc = subprocess.run([*cmd, "--fail-above", "0.1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "exceeds --fail-above" in proc.stderr
+
+
+def test_other_readers_read_the_bag(recorded_bag):
+    """The storage is plain MCAP with ROS 2 schemas: mcap-ros2-support decodes it without rosbags."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    mcap_files = list(recorded_bag.glob("*.mcap"))
+    assert len(mcap_files) == 1
+    with mcap_files[0].open("rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        targets = [msg for _, _, _, msg in reader.iter_decoded_messages(topics=["/policy/joint_targets"])]
+    assert len(targets) == 90
+    assert targets[0].header.frame_id == BUNDLE and len(targets[0].position) == 29
