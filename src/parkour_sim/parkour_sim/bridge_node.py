@@ -131,13 +131,15 @@ class MujocoBridge:
         self._executor.add_node(self.node)
         self._spin_thread = threading.Thread(target=self._executor.spin, daemon=True)
 
-        # The simulated D435i. Reliable, newest frame only: matches best-effort and reliable subscribers.
+        # The simulated D435i.
         self.depth: SimDepthSensor | None = None
         self.depth_spec = cfg.depth.spec()
         self.depth_publish_s: list[float] = []
         if cfg.sim_camera.enabled:
             self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
-            image_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+            # Reliable with a short queue: a recorder under load still gets every frame (the policy's
+            # gate keeps only the newest released one).
+            image_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
             self._Image = Image
             self._depth_pub = self.node.create_publisher(Image, "/camera/depth/policy", image_qos)
             self._raw_pub = (
