@@ -1,4 +1,4 @@
-"""Real Unitree G1: safety supervisor + policy + RealSense depth. Dry-run unless live:=true.
+"""Real Unitree G1: safety supervisor + policy + RealSense depth + teleop. Dry-run unless live:=true.
 
     ros2 launch launch/robot_g1.launch.py [config:=/path/to/g1_robot.yaml] [live:=true]
 
@@ -18,6 +18,7 @@ NODES = [
     ("parkour_safety", "supervisor_node"),
     ("parkour_control", "policy_node"),
     ("parkour_perception", "depth_node"),
+    ("parkour_teleop", "teleop_node"),
 ]
 CONFIG_FILES = ["g1_robot.yaml"]
 

@@ -161,7 +161,11 @@ def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int 
 
     env = ros_env(ros_domain_id)
     extra = ["--live"] if live else []
-    names = [*ROBOT_NODES, *(["depth"] if load_config(config).camera.enabled else [])]
+    cfg = load_config(config)
+    names = [*ROBOT_NODES, *(["depth"] if cfg.camera.enabled else [])]
+    # The operator's gamepad, joy node or remote (the keyboard is for simulation only).
+    if cfg.teleop.source != "keyboard":
+        names.append("teleop")
     nodes = [start_node(name, config, run_dir, env, extra) for name in names]
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
