@@ -137,9 +137,9 @@ class MujocoBridge:
         self.depth_publish_s: list[float] = []
         if cfg.sim_camera.enabled:
             self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
-            # Reliable with a short queue: a recorder under load still gets every frame (the policy's
-            # gate keeps only the newest released one).
-            image_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+            # Reliable with a 1 s queue (20 KB frames): a recorder starved for a moment still gets every
+            # frame; the policy's gate keeps only the newest released one.
+            image_qos = QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
             self._Image = Image
             self._depth_pub = self.node.create_publisher(Image, "/camera/depth/policy", image_qos)
             self._raw_pub = (

@@ -138,6 +138,10 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
     default_new = as_array(m.default_joint_pos)
     latent_from: float | None = None
     missing_frames = 0
+    # Frames exposed before the recorder's subscription matched the camera are not in any bag; only
+    # a gap after the first recorded frame is a loss.
+    first_recorded = min(depth) if depth else None
+    frames_before_recording = 0
     action_diffs: list[np.ndarray] = []
     target_diffs: list[np.ndarray] = []
     times: list[float] = []
@@ -147,7 +151,9 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
             runner.reset()
         if runner.backbone is not None and inputs.depth_stamp_s is not None and inputs.depth_stamp_s != latent_from:
             image = depth.get(inputs.depth_stamp_s)
-            if image is None:
+            if image is None and (first_recorded is None or inputs.depth_stamp_s < first_recorded):
+                frames_before_recording += 1
+            elif image is None:
                 missing_frames += 1
             else:
                 runner.set_depth(image, inputs.depth_stamp_s)
@@ -179,6 +185,7 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
         "ticks_replayed": len(ticks),
         "ticks_compared": len(compared),
         "depth_frames_missing": missing_frames,
+        "depth_frames_before_recording": frames_before_recording,
         "threshold": threshold,
         "action_divergence": _summary(actions),
         "target_divergence_rad": _summary(targets),
