@@ -36,9 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # training/ is a package at the repository root, not an installed one
 
 from parkour_core.bundle import MANIFEST, Bundle, BundleError, load_bundle  # noqa: E402
-from parkour_core.command import discretise_command  # noqa: E402
-from parkour_core.obs import ObsInput, build_observation  # noqa: E402
-from parkour_core.runner import PolicyRunner  # noqa: E402
+from parkour_core.obs import build_observation  # noqa: E402
+from parkour_core.runner import PolicyRunner, observation_input  # noqa: E402
 from parkour_core.stats import summary_ms, write_json  # noqa: E402
 from training.export.parity import Rollout, random_rollout  # noqa: E402
 from training.export.student import PRECISIONS, build_random_student, export_random_student  # noqa: E402
@@ -151,18 +150,7 @@ class Observer:
 
     def __call__(self, rollout: Rollout, k: int) -> np.ndarray:
         state, command = rollout.states[k], rollout.commands[k]
-        discrete = discretise_command(command, self.m.command) if self.m.command else np.zeros(0)
-        inputs = ObsInput(
-            q=state.q,
-            dq=state.dq,
-            quat_wxyz=state.quat_wxyz,
-            gyro=state.gyro,
-            command=command,
-            last_action=self.last_action,
-            default_q=self.default_q,
-            gait_phase=np.zeros(0),
-            command_discrete=discrete,
-        )
+        inputs = observation_input(self.m, state, command, self.last_action, self.default_q, np.zeros(0))
         return build_observation(self.m.obs_terms, inputs)
 
     def feed_back(self, action: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parkour_core.bundle import Bundle, BundleError, ModelIO, as_array
+from parkour_core.bundle import Bundle, BundleError, Manifest, ModelIO, as_array
 from parkour_core.command import discretise_command
 from parkour_core.gait import GaitClock
 from parkour_core.inference import make_session
@@ -27,6 +27,29 @@ class RobotState:
     dq: FloatArray
     quat_wxyz: FloatArray
     gyro: FloatArray
+
+
+def observation_input(
+    manifest: Manifest,
+    state: RobotState,
+    command: FloatArray,
+    last_action: FloatArray,
+    default_q: FloatArray,
+    gait_phase: FloatArray,
+) -> ObsInput:
+    """Everything the manifest's terms read at one tick (the discrete command mapped if it has one)."""
+    discrete = discretise_command(command, manifest.command) if manifest.command else np.zeros(0)
+    return ObsInput(
+        q=state.q,
+        dq=state.dq,
+        quat_wxyz=state.quat_wxyz,
+        gyro=state.gyro,
+        command=command,
+        last_action=last_action,
+        default_q=default_q,
+        gait_phase=gait_phase,
+        command_discrete=discrete,
+    )
 
 
 def _dims_match(onnx_shape: list, expected: list[int]) -> bool:
@@ -146,18 +169,7 @@ class PolicyRunner:
 
     def observe(self, state: RobotState, command: FloatArray) -> np.ndarray:
         phase = self.gait.advance(command) if self.gait is not None else np.zeros(0)
-        discrete = discretise_command(command, self.manifest.command) if self.manifest.command else np.zeros(0)
-        o = ObsInput(
-            q=state.q,
-            dq=state.dq,
-            quat_wxyz=state.quat_wxyz,
-            gyro=state.gyro,
-            command=command,
-            last_action=self.last_action,
-            default_q=self.default_q,
-            gait_phase=phase,
-            command_discrete=discrete,
-        )
+        o = observation_input(self.manifest, state, command, self.last_action, self.default_q, phase)
         return build_observation(self.manifest.obs_terms, o, out=self._obs[0])
 
     def step(self, state: RobotState, command: FloatArray) -> FloatArray:
