@@ -70,7 +70,9 @@ def command_violations(
         # brakes at an impact is the motor driver's to limit, and no state the supervisor saw predicts it.
         dissipative = damping_only & (cmd.dq == 0.0) & (cmd.tau == 0.0)
         over = ~dissipative
-        for q, dq in states:
+        for q, dq in reversed(states):  # newest first: usually the one that clears every joint
+            if not over.any():
+                break
             tau = cmd.kp * (cmd.q - q) + cmd.kd * (cmd.dq - dq) + cmd.tau
             over &= np.abs(tau) > TORQUE_AUDIT_TOLERANCE * spec.tau_max
     bad = on & (~finite | outside | negative | over)
