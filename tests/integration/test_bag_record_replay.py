@@ -1,6 +1,8 @@
-"""Record a real `parkour sim` run with the bag recorder, then replay it open loop against its bundle."""
+"""Record a real `parkour sim` run with the bag recorder, then replay it: open loop against its bundle,
+and closed loop in simulation (with the simulated camera, and with the bag's own depth frames)."""
 
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -18,8 +20,12 @@ pytestmark = pytest.mark.integration
 BUNDLE = "g1_walk_depth_gated"  # a student's interface: depth backbone, latent, recurrent state
 
 
-def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(tmp_path, domains):
-    dds_domain, ros_domain = domains
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A 9 s `parkour sim` run recorded by the recorder node: (bag folder, environment, DDS domain)."""
+    tmp_path = tmp_path_factory.mktemp("recorded")
+    dds_domain = random.randint(20, 99)
+    ros_domain = dds_domain + 100
     env = graph_env(ros_domain)
     config = write_config(tmp_path, "g1_sim.yaml", policy={"bundle": BUNDLE})
     bag_dir = tmp_path / "bag"
@@ -42,6 +48,11 @@ def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(tmp_p
         recorder.wait(timeout=30)
     assert recorder.returncode == 0, recorder_log.read_text()
     assert (bag_dir / "metadata.yaml").is_file() and list(bag_dir.glob("*.mcap"))
+    return bag_dir, env, dds_domain
+
+
+def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recorded, tmp_path):
+    bag_dir, env, _ = recorded
 
     with open_bag(bag_dir) as bag:
         assert bag.robot == "g1"
@@ -67,3 +78,39 @@ def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(tmp_p
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = json.loads((out / "divergence.json").read_text())
     assert written["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+
+
+def _replay_sim(bag_dir, out, env, domain, *extra):
+    cli = [sys.executable, "-m", "parkour_bringup.cli", "bag", "replay", str(bag_dir), "--sim", "--out", str(out)]
+    cli += ["--domain", str(domain), "--ros-domain-id", str(domain + 100), *extra]
+    proc = subprocess.run(cli, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads((out / "divergence.json").read_text())
+
+
+def test_closed_loop_replay_re_drives_the_simulated_robot_like_the_recording(recorded, tmp_path):
+    bag_dir, env, dds_domain = recorded
+    with open_bag(bag_dir) as bag:
+        assert bag.topics.get("/sim/base_pose", 0) > 0 and bag.topics.get("/sim/band", 0) > 0, bag.topics
+    result = _replay_sim(bag_dir, tmp_path / "sim_camera", env, (dds_domain + 7) % 80 + 20)
+    assert result["modes"]["same_sequence"], result["modes"]
+    assert [p["request"] for p in result["alignment"]] == ["stand_up", "activate"]
+    # The script keeps the recorded spacing of the requests (the in_mode waits did not stretch it).
+    shifts = [p["shift_s"] for p in result["alignment"]]
+    assert abs(shifts[1] - shifts[0]) < 0.25, result["alignment"]
+    walked = result["distance_m"]
+    assert walked["recorded"] > 0.5, walked  # the recording walked, so the replay must have been commanded to
+    assert abs(walked["replayed"] - walked["recorded"]) < 0.4 * walked["recorded"], walked
+    assert result["base_planar_m"]["p50"] < 0.3, result["base_planar_m"]
+    assert result["compared_s"] > 5.0
+    assert (tmp_path / "sim_camera" / "bag" / "metadata.yaml").is_file()
+    assert (tmp_path / "sim_camera" / "divergence.png").is_file()
+
+    # The bag's own depth frames instead of the simulated camera: the policy sees what it saw.
+    out = tmp_path / "bag_depth"
+    result = _replay_sim(bag_dir, out, env, (dds_domain + 13) % 80 + 20, "--depth-from-bag")
+    player = json.loads((out / "depth_player.json").read_text())
+    assert player["published"] > 100, player
+    assert result["depth_source"] == "bag" and result["modes"]["same_sequence"], result["modes"]
+    with open_bag(out / "bag") as bag:
+        assert bag.topics.get("/camera/depth/policy", 0) >= player["published"] - 5, bag.topics

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parkour_bringup.commands import bag_cmd, config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
+from parkour_bringup.commands import (
+    bag_cmd,
+    config_cmd,
+    eval_cmd,
+    faults_cmd,
+    mm_cmd,
+    model_cmd,
+    robot_cmd,
+    sim_cmd,
+)
 
 COMMANDS = {
     "sim": sim_cmd,
@@ -14,6 +23,8 @@ COMMANDS = {
     "config": config_cmd,
     "faults": faults_cmd,
     "bag": bag_cmd,
+    "mm": mm_cmd,
+    "eval": eval_cmd,
 }
 
 

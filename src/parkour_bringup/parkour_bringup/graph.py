@@ -24,6 +24,7 @@ MODULES = {
     "teleop": "parkour_teleop.teleop_node",
     "depth": "parkour_perception.depth_node",
     "recorder": "parkour_bringup.bag.recorder",
+    "depth_player": "parkour_bringup.bag.depth_player",
 }
 
 
@@ -103,6 +104,13 @@ def stop_nodes(nodes: list[NodeProcess], timeout_s: float = 10.0) -> None:
             n.proc.wait()
 
 
+def _has_policy(config: Path) -> bool:
+    """A config with ``policy.bundle: ''`` (a robot without a trained policy) runs no policy node."""
+    from parkour_core.config import load_config
+
+    return bool(load_config(config).policy.bundle)
+
+
 def run_sim_graph(
     config: Path,
     run_dir: Path,
@@ -112,6 +120,7 @@ def run_sim_graph(
     may_exit: frozenset[str] = frozenset(),
     teleop: str | None = None,
     record: bool = False,
+    extra_nodes: tuple[tuple[str, list[str]], ...] = (),
 ) -> dict[str, int]:
     """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
 
@@ -120,10 +129,12 @@ def run_sim_graph(
     run ends early when it exits (the operator quit); the keyboard one runs in this terminal.
     ``record``: the bag recorder writes every topic to ``run_dir/bag`` (MCAP, rosbag2 layout); it is
     ready before the bridge starts, so the bag holds the run from its first message.
+    ``extra_nodes``: (name in MODULES, arguments) of further sim-time nodes (a replay's depth player).
     """
     env = ros_env(ros_domain_id)
     sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
     names = SIM_NODES if teleop is None else tuple(n for n in SIM_NODES if n != "script")
+    names = tuple(n for n in names if n != "policy" or _has_policy(config))
     nodes = [start_node(name, config, run_dir, env, sim_time) for name in names]
     if teleop is not None:
         nodes.append(
@@ -131,6 +142,7 @@ def run_sim_graph(
         )
     if record:
         nodes.append(start_node("recorder", config, run_dir, env, sim_time))
+    nodes += [start_node(name, config, run_dir, env, [*extra, *sim_time]) for name, extra in extra_nodes]
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]
@@ -163,6 +175,7 @@ def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int 
     extra = ["--live"] if live else []
     cfg = load_config(config)
     names = [*ROBOT_NODES, *(["depth"] if cfg.camera.enabled else [])]
+    names = [n for n in names if n != "policy" or cfg.policy.bundle]
     # The operator's gamepad, joy node or remote (the keyboard is for simulation only).
     if cfg.teleop.source != "keyboard":
         names.append("teleop")

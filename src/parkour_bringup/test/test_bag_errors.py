@@ -121,11 +121,3 @@ def test_recording_never_overwrites_a_bag(good_bag):
     assert proc.returncode == 1
     assert "never overwrites" in proc.stderr
     assert sorted(p.name for p in good_bag.iterdir()) == before
-
-
-def test_sim_replay_says_it_is_not_available(good_bag):
-    proc = subprocess.run(
-        [sys.executable, "-m", "parkour_bringup.cli", "bag", "replay", str(good_bag), "--sim"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert proc.returncode == 1 and "not implemented" in proc.stderr

@@ -35,3 +35,12 @@ def test_model_verify_fails_on_a_missing_file(tmp_path, capsys):
     (bundle / "policy.onnx").unlink()
     assert main(["model", "verify", str(bundle)]) == 1
     assert "missing" in capsys.readouterr().err
+
+
+def test_robot_refuses_a_config_of_the_other_robot(capsys, tmp_path):
+    code = main(["robot", "--robot", "h1", "--iface", "lo", "--config", str(config_dir() / "g1_robot.yaml"),
+                 "--out", str(tmp_path / "run")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "config for the g1, not the h1" in err
+    assert not (tmp_path / "run").exists()
+    assert main(["config", str(config_dir() / "h1_robot.yaml")]) == 0

@@ -1,8 +1,10 @@
 """Third-party files we read from installed packages (never copied into the repository).
 
-A reference is ``<package>:<path inside the package>``. Every file we rely on is pinned by
-SHA-256 here; ``make setup`` installs the packages (without their dependency trees, see
-``requirements/assets.txt``) and ``verify_assets`` checks each pin.
+A reference is ``<package>:<path inside the package>``, or ``repo:<path>`` for a file of this
+repository (models we wrote ourselves, e.g. ``repo:sim/robots/h1/h1.xml``; versioned by git, not
+pinned). Every third-party file we rely on is pinned by SHA-256 here; ``make setup`` installs the
+packages (without their dependency trees, see ``requirements/assets.txt``) and ``verify_assets``
+checks each pin.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import importlib.util
 from pathlib import Path
 
 from parkour_core.hashing import sha256_file
+from parkour_core.paths import repo_root
 
 PINNED_SHA256: dict[str, str] = {
     # Unitree G1 29-DoF MJCF as shipped by holosoma 0.0.3 (Apache-2.0, amazon-far/holosoma).
@@ -20,6 +23,9 @@ PINNED_SHA256: dict[str, str] = {
         "c9d310f479c2da1e86f468de24f64e102a2a275c14eed0fa341473612d942294"
     ),
 }
+
+
+REPO = "repo"  # the pseudo-package of ``repo:<path>`` references
 
 
 class AssetError(Exception):
@@ -38,6 +44,11 @@ def resolve(ref: str, verify: bool = True) -> Path:
     package, sep, rel = ref.partition(":")
     if not sep or not rel:
         raise AssetError(f"asset reference {ref!r} must look like 'package:path/in/package'")
+    if package == REPO:
+        path = repo_root() / rel
+        if not path.is_file():
+            raise AssetError(f"asset {ref} not found at {path}: the repository lacks it (restore it from git)")
+        return path
     path = package_dir(package) / rel
     if not path.is_file():
         raise AssetError(f"asset {ref} not found at {path}; reinstall with `make setup`")

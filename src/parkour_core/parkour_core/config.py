@@ -59,6 +59,9 @@ class SupervisorConfig:
     max_tilt_rad: float = _bounded(0.8, 0.1, 1.5, doc="base tilt beyond which the robot is falling -> DAMP")
     stand_up_duration_s: float = _bounded(2.0, 0.2, 10.0)
     kd_damp: float = _bounded(3.0, 0.5, 20.0)
+    stand_gains: dict = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        {}, doc="joint name -> [kp, kd] for STAND_UP and STAND in place of the robot spec's stand gains"
+    )
     dry_run: bool = _bounded(False, doc="publish commands on /supervisor/lowcmd_dry_run instead of rt/lowcmd")
     single_writer_wait_s: float = _bounded(0.5, 0.0, 5.0, doc="time to look for another rt/lowcmd writer")
     # Fallback gait and the ACTIVE <-> BLIND rule (depth age uses depth.stale_after_s, the /cmd_vel
@@ -115,7 +118,11 @@ class SupervisorConfig:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    bundle: str = _bounded("g1_walk", doc="registered bundle name or bundle folder")
+    bundle: str = _bounded(
+        "g1_walk",
+        doc="registered bundle name or bundle folder; '' = none (a robot without a trained policy: "
+        "stand up, stand and damp only, no policy node)",
+    )
     intra_op_threads: int = _bounded(1, 1, 16)
     command_timeout_s: float = _bounded(0.5, 0.05, 10.0, doc="no /cmd_vel for this long -> zero velocity")
     providers: str = _bounded("auto", choices=("auto", "cpu", "cuda"), doc="auto: CUDA where onnxruntime-gpu has it")
@@ -204,7 +211,7 @@ class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
     request: str = _bounded(
         "",
-        choices=("", "stand_up", "activate", "damp", "estop", "release_band", "swap", "gamepad_lost", "fault"),
+        choices=("", "stand_up", "activate", "stand", "damp", "estop", "release_band", "swap", "gamepad_lost", "fault"),
     )
     fault: str = _bounded("", choices=("", *BRIDGE_FAULTS, *POLICY_FAULTS), doc="request fault: which one")
     bundle: str = _bounded("", doc="request swap: the bundle (name or folder) to swap to")
@@ -275,7 +282,7 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class StackConfig:
-    robot: str = _bounded("g1", choices=("g1",))
+    robot: str = _bounded("g1", choices=("g1", "h1"))
     mode: str = _bounded("sim", choices=("sim", "robot"))
     dds: DdsConfig = field(default_factory=DdsConfig)
     bridge: BridgeConfig = field(default_factory=BridgeConfig)
@@ -321,6 +328,10 @@ def _check_scalar(key: str, value: Any, typ: Any, meta: typing.Mapping[str, Any]
     if typ is list:
         if not isinstance(value, list):
             raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return value
+    if typ is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
         return value
     raise ConfigError(f"{key}: unsupported type {typ}")
 
@@ -374,6 +385,7 @@ def _validate(obj: Any, prefix: str) -> None:
         _validate_teleop(obj, prefix)
     if isinstance(obj, StackConfig):
         _validate_teleop_chords(obj)
+        _validate_stand_gains(obj)
     if isinstance(obj, StackConfig) and obj.mode == "robot" and obj.faults.enabled:
         raise ConfigError("faults: fault injection is for simulation only; remove the faults section on the robot")
     if isinstance(obj, FaultsConfig) and (
@@ -439,6 +451,20 @@ def _validate_teleop(obj: TeleopConfig, prefix: str) -> None:
         DiscreteCommandSpec(tuple(float(x) for x in levels), obj.discrete_heading_sectors)
     except ValueError as e:
         raise ConfigError(f"{prefix}: {e}") from None
+
+
+def _validate_stand_gains(cfg: StackConfig) -> None:
+    from parkour_core.robots import get_robot
+
+    names = set(get_robot(cfg.robot).joint_names)
+    for joint, gains in cfg.supervisor.stand_gains.items():
+        key = f"supervisor.stand_gains.{joint}"
+        if joint not in names:
+            raise ConfigError(f"{key}: the {cfg.robot} has no joint {joint!r}")
+        ok = isinstance(gains, list) and len(gains) == 2
+        ok = ok and all(isinstance(g, int | float) and not isinstance(g, bool) and 0.0 <= g <= 5000.0 for g in gains)
+        if not ok:
+            raise ConfigError(f"{key}: expected [kp, kd] with 0 <= each <= 5000, got {gains!r}")
 
 
 def _validate_teleop_chords(cfg: StackConfig) -> None:

@@ -358,17 +358,32 @@ def damp_command(spec: RobotSpec, kd: float) -> JointCommand:
     return JointCommand(q=spec.default_q.copy(), dq=zeros.copy(), kp=zeros.copy(), kd=np.full(n, kd), tau=zeros.copy())
 
 
-def stand_up_command(spec: RobotSpec, q_start: FloatArray, progress: float) -> JointCommand:
-    """Interpolate from the pose at stand-up start to the default pose (smoothstep in time)."""
+def stand_up_command(
+    spec: RobotSpec, q_start: FloatArray, progress: float, gains: tuple[FloatArray, FloatArray] | None = None
+) -> JointCommand:
+    """Interpolate from the pose at stand-up start to the default pose (smoothstep in time).
+
+    ``gains`` (kp, kd): in place of the spec's stand gains (``supervisor.stand_gains``)."""
     s = float(np.clip(progress, 0.0, 1.0))
     s = s * s * (3.0 - 2.0 * s)
     q = (1.0 - s) * q_start + s * spec.default_q
     n = spec.num_joints
-    return JointCommand(q=q, dq=np.zeros(n), kp=spec.kp_stand.copy(), kd=spec.kd_stand.copy(), tau=np.zeros(n))
+    kp, kd = gains if gains is not None else (spec.kp_stand, spec.kd_stand)
+    return JointCommand(q=q, dq=np.zeros(n), kp=np.array(kp, dtype=np.float64), kd=np.array(kd, dtype=np.float64),
+                        tau=np.zeros(n))  # fmt: skip
 
 
-def stand_command(spec: RobotSpec) -> JointCommand:
-    return stand_up_command(spec, spec.default_q, 1.0)
+def stand_command(spec: RobotSpec, gains: tuple[FloatArray, FloatArray] | None = None) -> JointCommand:
+    return stand_up_command(spec, spec.default_q, 1.0, gains)
+
+
+def stand_gains(spec: RobotSpec, overrides: dict[str, list[float]]) -> tuple[FloatArray, FloatArray]:
+    """The spec's stand gains with ``overrides`` (joint name -> [kp, kd]) applied."""
+    kp, kd = spec.kp_stand.copy(), spec.kd_stand.copy()
+    index = {name: i for i, name in enumerate(spec.joint_names)}
+    for joint, (joint_kp, joint_kd) in overrides.items():
+        kp[index[joint]], kd[index[joint]] = joint_kp, joint_kd
+    return kp, kd
 
 
 def pd_command(spec: RobotSpec, q_target: FloatArray, kp: FloatArray, kd: FloatArray) -> JointCommand:

@@ -51,6 +51,7 @@ from parkour_core.safety import (
     pd_command,
     policy_ready,
     stand_command,
+    stand_gains,
     stand_up_command,
     strongest_request,
 )
@@ -192,6 +193,7 @@ class SupervisorSettings:
     target_limit_tolerance_rad: float = 0.5
     velocity_limit_factor: float = 1.5
     gamepad_timeout_s: float = 0.5
+    stand_gains: dict[str, list[float]] = field(default_factory=dict)  # joint -> [kp, kd] over the spec's
     remote: Combos = field(default_factory=lambda: Combos(frozenset({"L2", "B"})))
     gamepad: Combos = field(default_factory=lambda: Combos(frozenset({4, 5})))
 
@@ -234,6 +236,7 @@ class SupervisorSettings:
             target_limit_tolerance_rad=s.target_limit_tolerance_rad,
             velocity_limit_factor=s.velocity_limit_factor,
             gamepad_timeout_s=s.gamepad_timeout_s,
+            stand_gains=dict(s.stand_gains),
             remote=remote,
             gamepad=gamepad,
         )
@@ -345,6 +348,7 @@ class SupervisorCore:
         self._last_now: float | None = None
         self._stand_up_start_s = 0.0
         self._stand_up_from = spec.default_q.copy()
+        self._stand_gains = stand_gains(spec, settings.stand_gains)
         self._remote_held: frozenset = frozenset()
         self._gamepad_held: frozenset = frozenset()
         self._ready_since: float | None = None
@@ -491,13 +495,15 @@ class SupervisorCore:
     ) -> JointCommand:
         mode = self.mode
         if mode is Mode.STAND_UP:
-            return stand_up_command(self.spec, self._stand_up_from, self._stand_up_progress(now))
+            return stand_up_command(self.spec, self._stand_up_from, self._stand_up_progress(now), self._stand_gains)
         if mode is Mode.STAND:
-            return stand_command(self.spec)
+            return stand_command(self.spec, self._stand_gains)
         if mode is Mode.ACTIVE and targets is not None and gains is not None:
             return pd_command(self.spec, targets.q, gains.kp, gains.kd)
         if mode is Mode.ACTIVE:
-            return stand_command(self.spec)  # unreachable: ACTIVE is left the tick its targets go unusable
+            return stand_command(
+                self.spec, self._stand_gains
+            )  # unreachable: ACTIVE is left the tick its targets go unusable
         if mode is Mode.BLIND:
             return self._fallback_command(now, robot, velocity)
         return damp_command(self.spec, self.settings.kd_damp)
@@ -505,7 +511,7 @@ class SupervisorCore:
     def _fallback_command(self, now: float, robot: RobotReading, velocity: FloatArray) -> JointCommand:
         gait = self.fallback
         if gait is None:
-            return stand_command(self.spec)
+            return stand_command(self.spec, self._stand_gains)
         if self._fallback_targets is None or now >= self._next_fallback_s:
             start = time.perf_counter()
             try:
@@ -521,7 +527,7 @@ class SupervisorCore:
             if not (np.shape(q_target) == (self.spec.num_joints,) and _finite(q_target)):
                 self._fallback_ok = False  # BLIND -> STAND on the next tick
                 self._fallback_targets = None
-                return stand_command(self.spec)
+                return stand_command(self.spec, self._stand_gains)
             self._fallback_targets = np.asarray(q_target, dtype=np.float64)
         return pd_command(self.spec, self._fallback_targets, gait.kp, gait.kd)
 

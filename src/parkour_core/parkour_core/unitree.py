@@ -18,6 +18,18 @@ from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
 
 MOTOR_ENABLE = 1  # motor_cmd[i].mode: 1 = servo enabled (the default 0 leaves the motor off)
+# unitree_go (H1, Go2) frames: header bytes and level flag of low-level control, and the "stop"
+# targets Unitree's deployers write into every slot before the first command (no position or
+# velocity loop: with kp = kd = 0 the motor gives no torque).
+GO_HEAD = (0xFE, 0xEF)
+GO_LEVEL_FLAG = 0xFF
+POS_STOP_F = 2.146e9
+VEL_STOP_F = 16000.0
+
+
+def motor_mode(spec: RobotSpec, slot: int) -> int:
+    """``motor_cmd[slot].mode`` that enables the motor in ``slot`` (the spec's, else MOTOR_ENABLE)."""
+    return spec.motor_modes[slot] if spec.motor_modes else MOTOR_ENABLE
 
 
 def message_types(spec: RobotSpec) -> tuple[type, type]:
@@ -38,7 +50,10 @@ def new_lowstate(spec: RobotSpec) -> Any:
         return unitree_hg_msg_dds__LowState_()
     from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
 
-    return unitree_go_msg_dds__LowState_()
+    msg = unitree_go_msg_dds__LowState_()
+    msg.head = list(GO_HEAD)
+    msg.level_flag = GO_LEVEL_FLAG
+    return msg
 
 
 def new_lowcmd(spec: RobotSpec) -> Any:
@@ -48,7 +63,18 @@ def new_lowcmd(spec: RobotSpec) -> Any:
         return unitree_hg_msg_dds__LowCmd_()
     from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowCmd_
 
-    return unitree_go_msg_dds__LowCmd_()
+    # As Unitree's deployers initialise it: low-level frame, every motor stopped and (mode 0) off
+    # until fill_lowcmd writes the robot's motor modes.
+    msg = unitree_go_msg_dds__LowCmd_()
+    msg.head = list(GO_HEAD)
+    msg.level_flag = GO_LEVEL_FLAG
+    msg.gpio = 0
+    for m in msg.motor_cmd:
+        m.mode = 0
+        m.q = POS_STOP_F
+        m.dq = VEL_STOP_F
+        m.kp = m.kd = m.tau = 0.0
+    return msg
 
 
 class Crc:
@@ -122,13 +148,17 @@ def fill_lowstate(
 
 
 def fill_lowcmd(msg: Any, spec: RobotSpec, cmd: JointCommand, mode_machine: int) -> None:
-    """Write a joint command into a LowCmd_; slots the robot does not use stay disabled."""
+    """Write a joint command into a LowCmd_. Slots the robot does not use keep their stop targets;
+    with ``spec.motor_modes`` every slot gets its mode (the H1: as Unitree's deployers), else
+    they stay disabled (mode 0)."""
     if hasattr(msg, "mode_machine"):
         msg.mode_pr = 0
         msg.mode_machine = mode_machine
+    for s, mode in enumerate(spec.motor_modes):
+        msg.motor_cmd[s].mode = mode
     for i, s in enumerate(spec.motor_slots):
         m = msg.motor_cmd[s]
-        m.mode = MOTOR_ENABLE
+        m.mode = motor_mode(spec, s)
         m.q = float(cmd.q[i])
         m.dq = float(cmd.dq[i])
         m.kp = float(cmd.kp[i])
@@ -144,7 +174,7 @@ def read_lowcmd(msg: Any, spec: RobotSpec) -> tuple[JointCommand, np.ndarray]:
     def col(attr: str) -> FloatArray:
         return np.array([getattr(motors[s], attr) for s in slots], dtype=np.float64)
 
-    enabled = np.array([motors[s].mode == MOTOR_ENABLE for s in slots])
+    enabled = np.array([motors[s].mode == motor_mode(spec, s) for s in slots])
     return JointCommand(q=col("q"), dq=col("dq"), kp=col("kp"), kd=col("kd"), tau=col("tau")), enabled
 
 

@@ -116,8 +116,8 @@ def test_policy_file_without_hash(bundle_copy):
 
 
 def test_unknown_robot_name(bundle_copy):
-    edit_manifest(bundle_copy, lambda d: d.__setitem__("robot", "h1"))
-    with pytest.raises(BundleError, match=r"unknown robot 'h1'"):
+    edit_manifest(bundle_copy, lambda d: d.__setitem__("robot", "h2"))
+    with pytest.raises(BundleError, match=r"unknown robot 'h2'"):
         load_bundle(bundle_copy)
 
 

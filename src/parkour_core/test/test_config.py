@@ -166,3 +166,28 @@ def test_describe_lists_every_leaf_key():
     assert {"robot", "dds.domain", "supervisor.max_tilt_rad", "script.steps", "run.duration_s"} <= keys
     tilt = next(line for line in lines if line.startswith("supervisor.max_tilt_rad:"))
     assert "[0.1, 1.5]" in tilt and "0.8" in tilt
+
+
+@pytest.mark.parametrize(
+    ("gains", "message"),
+    [
+        ({"no_such_joint": [1.0, 1.0]}, "has no joint 'no_such_joint'"),
+        ({"left_knee_joint": [1.0]}, "expected [kp, kd]"),
+        ({"left_knee_joint": [-1.0, 1.0]}, "expected [kp, kd]"),
+        ({"left_knee_joint": [1e9, 1.0]}, "expected [kp, kd]"),
+        ([1.0, 2.0], "expected a mapping"),
+    ],
+)
+def test_stand_gains_are_checked_against_the_robots_joints(tmp_path, gains, message):
+    import yaml
+
+    from parkour_core.config import ConfigError, load_config
+    from parkour_core.paths import config_dir
+
+    data = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    data["supervisor"]["stand_gains"] = gains
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert message in str(e.value)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from parkour_core.robots import G1, ROBOTS, RobotSpec, get_robot
+from parkour_core.robots import G1, H1, ROBOTS, RobotSpec, get_robot
 
 
 def test_g1_has_29_joints_in_35_slots():
@@ -85,9 +85,10 @@ def test_g1_ranges_match_mujoco_model():
 
 def test_get_robot():
     assert get_robot("g1") is G1
-    assert ROBOTS == {"g1": G1}
-    with pytest.raises(ValueError, match=r"unknown robot 'h1'; known robots: g1"):
-        get_robot("h1")
+    assert get_robot("h1") is H1
+    assert ROBOTS == {"g1": G1, "h1": H1}
+    with pytest.raises(ValueError, match=r"unknown robot 'h2'; known robots: g1, h1"):
+        get_robot("h2")
 
 
 def test_rejects_duplicate_motor_slots():

@@ -97,9 +97,11 @@ def build_core(cfg: StackConfig) -> SupervisorCore:
                 f"the fallback gait (supervisor.fallback_bundle {s.fallback_bundle!r}) cannot run: {e}. "
                 "Fix the bundle, or set supervisor.fallback: stand"
             ) from None
+    default_gains = None  # policy.bundle '' (no policy for this robot): only announced bundles drive
     try:
-        manifest = read_manifest(resolve_bundle(cfg.policy.bundle))
-        default_gains = BundleGains.make("", manifest.kp, manifest.kd, manifest.uses_depth, spec.num_joints)
+        if cfg.policy.bundle:
+            manifest = read_manifest(resolve_bundle(cfg.policy.bundle))
+            default_gains = BundleGains.make("", manifest.kp, manifest.kd, manifest.uses_depth, spec.num_joints)
     except (BundleError, ValueError) as e:
         raise StartupError(f"policy.bundle {cfg.policy.bundle!r}: {e}") from None
     settings = SupervisorSettings.from_config(cfg, fallback_available=fallback is not None)

@@ -11,10 +11,16 @@ With ``sim_camera.enabled`` it is also the head's D435i (``depth_camera.SimDepth
 (16UC1 millimetres). Like the real camera node, each frame is stamped with the time the scene was
 sensed (sim time here); it is published ``sim_camera.latency_min_s``..``latency_max_s`` of sim time
 later (60-80 ms by default), the latency the policy is trained with.
+
+Ground truth for bags and reports (not for the stack: the robot has no such topics):
+``/sim/base_pose`` (geometry_msgs/PoseStamped, world frame, 50 Hz) and ``/sim/band`` (latched
+std_msgs/String, JSON {"state": "hanging"|"released", "t"}), which a closed-loop replay of the
+bag re-creates (``parkour bag replay --sim``).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -90,10 +96,12 @@ def save_depth_frames(path: Path, frames: list[DepthFrame], spec: DepthSpec) -> 
 class MujocoBridge:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
+        from geometry_msgs.msg import PoseStamped
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import Image, JointState, Joy
+        from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
         self.cfg = cfg
@@ -110,6 +118,13 @@ class MujocoBridge:
         self._clock_pub = self.node.create_publisher(Clock, "/clock", 10)
         self._clock_msg = Clock()
         self.node.create_service(Trigger, "/sim/release_band", self._on_release_band)
+        self._pose_pub = self.node.create_publisher(PoseStamped, "/sim/base_pose", 10)
+        self._pose_msg = PoseStamped()
+        self._pose_msg.header.frame_id = "world"
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._band_pub = self.node.create_publisher(String, "/sim/band", latched)
+        self._String = String
+        self._band_pub.publish(String(data=json.dumps({"state": "hanging", "t": round(self.sim.time, 4)})))
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
@@ -124,7 +139,9 @@ class MujocoBridge:
         self.last_target_wall = 0.0
         # The nominal period, not one estimated from stamps: stamp jitter would shrink an estimate
         # below the real period and hold the clock short of the policy's next tick (a deadlock).
-        self.policy_period_s = 1.0 / read_manifest(resolve_bundle(cfg.policy.bundle)).policy_hz
+        # No policy.bundle (a robot without a trained policy): no policy to wait for, no lockstep.
+        bundle = cfg.policy.bundle
+        self.policy_period_s = 1.0 / read_manifest(resolve_bundle(bundle)).policy_hz if bundle else float("inf")
         self.lockstep_waits = 0
         self.lockstep_wait_wall_s = 0.0
         self._executor = SingleThreadedExecutor()
@@ -290,8 +307,18 @@ class MujocoBridge:
                 self._raw_pub.publish(fill_image(self._Image(), depth_to_z16(frame.metres), frame.exposure_s))
             self.depth_publish_s.append(time.perf_counter() - started)
 
+    def _publish_base_pose(self) -> None:
+        msg = self._pose_msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(self.sim.time)
+        x, y, z = (float(v) for v in self.sim.base_pos)
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = x, y, z
+        w, qx, qy, qz = (float(v) for v in self.sim.quat_wxyz)
+        msg.pose.orientation.w, msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z = w, qx, qy, qz
+        self._pose_pub.publish(msg)
+
     def _record(self) -> None:
         s = self.sim
+        self._publish_base_pose()
         pos = s.base_pos
         vel = s.base_lin_vel_world
         tr = self.trajectory
@@ -328,6 +355,8 @@ class MujocoBridge:
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
                     self.band_released_at_s = self.sim.time
+                    state = {"state": "released", "t": round(self.sim.time, 4)}
+                    self._band_pub.publish(self._String(data=json.dumps(state)))
                 self._wait_for_policy()
                 self.sim.step()
                 step += 1

@@ -34,7 +34,7 @@ class ElasticBand:
 
 
 class RobotSim:
-    def __init__(self, spec: RobotSpec, scene: str, physics_dt_s: float, base_height_m: float = 0.0) -> None:
+    def __init__(self, spec: RobotSpec, scene: str | dict, physics_dt_s: float, base_height_m: float = 0.0) -> None:
         self.spec = spec
         self.model = build_model(spec, scene, physics_dt_s)
         self.data = mujoco.MjData(self.model)

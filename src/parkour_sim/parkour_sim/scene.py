@@ -42,8 +42,9 @@ def load_scene_file(name_or_path: str) -> dict:
     return data
 
 
-def build_model(spec: RobotSpec, scene: str, physics_dt_s: float) -> mujoco.MjModel:
-    world = load_scene_file(scene)
+def build_model(spec: RobotSpec, scene: str | dict, physics_dt_s: float) -> mujoco.MjModel:
+    """``scene``: a scene name or file, or the scene's content itself (evaluation builds its worlds)."""
+    world = scene if isinstance(scene, dict) else load_scene_file(scene)
     mj = mujoco.MjSpec.from_file(str(resolve(spec.mjcf_asset)))
     mj.option.timestep = physics_dt_s
     mj.option.iterations = 50

@@ -1,7 +1,7 @@
 """script_node: plays the config's scripted sequence (``script.steps``) on the graph.
 
-Starts its clock when the robot state first appears on ``/robot/joint_states``; fires mode
-requests through the supervisor's services (and ``/sim/release_band`` in simulation), model
+Starts its clock when the robot state first appears on ``/robot/joint_states`` and the clock runs;
+fires mode requests through the supervisor's services (and ``/sim/release_band`` in simulation), model
 swaps through the policy node's ``bundle`` parameter, and publishes ``/cmd_vel`` at 50 Hz so
 the policy's command timeout never trips mid-run.
 """
@@ -19,6 +19,7 @@ from parkour_core.stats import write_json
 SERVICES = {
     "stand_up": "/supervisor/stand_up",
     "activate": "/supervisor/activate",
+    "stand": "/supervisor/stand",
     "damp": "/supervisor/damp",
     "estop": "/supervisor/estop",
     "release_band": "/sim/release_band",
@@ -69,7 +70,9 @@ class ScriptNode:
         self.supervisor_mode = msg.data
 
     def _on_joints(self, _msg) -> None:
-        if self.start_s is None:
+        # Under sim time the clock reads 0 until the first /clock arrives: starting then would make the
+        # whole script's first seconds due at once when the clock jumps to the bridge's time.
+        if self.start_s is None and self._now() > 0.0:
             self.start_s = self._now()
             self.log.info("robot state is up; script starts")
 

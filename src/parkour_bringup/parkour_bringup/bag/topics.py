@@ -24,6 +24,11 @@ TARGETS_TOPIC = "/policy/joint_targets"
 BUNDLE_TOPIC = "/policy/bundle"
 DEPTH_TOPIC = "/camera/depth/policy"
 JOINT_STATES_TOPIC = "/robot/joint_states"
+CMD_VEL_TOPIC = "/cmd_vel"
+TRANSITION_TOPIC = "/supervisor/transition"
+JOY_TOPIC = "/teleop/joy"
+BASE_POSE_TOPIC = "/sim/base_pose"
+BAND_TOPIC = "/sim/band"
 
 
 @dataclass(frozen=True)
@@ -34,18 +39,21 @@ class RecordedTopic:
 
 
 RECORDED_TOPICS: tuple[RecordedTopic, ...] = (
-    RecordedTopic("/robot/joint_states", "sensor_msgs/msg/JointState"),
+    RecordedTopic(JOINT_STATES_TOPIC, "sensor_msgs/msg/JointState"),
     RecordedTopic("/robot/imu", "sensor_msgs/msg/Imu"),
     RecordedTopic(TARGETS_TOPIC, "sensor_msgs/msg/JointState"),
     RecordedTopic(TICK_INPUTS_TOPIC, "std_msgs/msg/Float64MultiArray"),
     RecordedTopic(BUNDLE_TOPIC, "std_msgs/msg/String", latched=True),
-    RecordedTopic("/cmd_vel", "geometry_msgs/msg/Twist"),
+    RecordedTopic(CMD_VEL_TOPIC, "geometry_msgs/msg/Twist"),
     RecordedTopic("/supervisor/state", "std_msgs/msg/String", latched=True),
-    RecordedTopic("/supervisor/transition", "std_msgs/msg/String", latched=True),
+    RecordedTopic(TRANSITION_TOPIC, "std_msgs/msg/String", latched=True),
     RecordedTopic("/supervisor/lowcmd_dry_run", "sensor_msgs/msg/JointState"),
     RecordedTopic(DEPTH_TOPIC, "sensor_msgs/msg/Image"),
-    RecordedTopic("/teleop/joy", "sensor_msgs/msg/Joy"),
+    RecordedTopic(JOY_TOPIC, "sensor_msgs/msg/Joy"),
     RecordedTopic("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"),
+    # Simulation ground truth (the bridge only): what a closed-loop replay compares against.
+    RecordedTopic(BASE_POSE_TOPIC, "geometry_msgs/msg/PoseStamped"),
+    RecordedTopic(BAND_TOPIC, "std_msgs/msg/String", latched=True),
     # Not /clock: at 500 Hz it cost the 2-core machine more CPU than everything else recorded, and
     # every recorded message already carries its sim-time stamp.
 )

@@ -6,6 +6,12 @@ info     prints a bag's topics, message counts and metadata (robot, bundle, mani
 replay   --bundle B: feeds the bag's recorded policy inputs through bundle B (open loop) and reports
          the per-joint action divergence from the recorded actions (p50, p99, max, first tick over
          --threshold); with --out DIR writes DIR/divergence.json. The recorded bundle gives zero.
+         --sim: closed loop: re-drives the simulated robot with the bag's operator requests, velocity
+         commands and gamepad presence (--depth-from-bag: the recorded depth frames instead of the
+         simulated camera), at --rate times the recorded rate, records the re-simulated run into
+         --out DIR (a `parkour sim` run folder with its own bag) and writes DIR/divergence.json:
+         base trajectory, yaw and joint-state divergence on the recorded timeline, and both mode
+         sequences (DIR/divergence.png plots the paths).
          A bad bag (missing, unfinished, truncated, corrupt, another robot, missing topics) is refused
          with one line and nothing is written.
 """
@@ -34,9 +40,15 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ros-domain-id", type=int, default=None, help="record: the graph's ROS_DOMAIN_ID")
     p.add_argument("--duration", type=float, default=None, help="record: seconds to record (default: until Ctrl-C)")
     p.add_argument("--use-sim-time", action="store_true", help="record: stamp messages on /clock (a sim graph)")
-    p.add_argument("--bundle", default=None, help="replay: bundle to run open loop on the recorded inputs")
-    p.add_argument("--sim", action="store_true", help="replay: closed loop in simulation (not available yet)")
-    p.add_argument("--out", type=Path, default=None, help="replay: folder for divergence.json")
+    p.add_argument(
+        "--bundle", default=None, help="replay: bundle to run open loop on the recorded inputs (--sim: instead of "
+        "the bag's bundle)"
+    )  # fmt: skip
+    p.add_argument("--sim", action="store_true", help="replay: closed loop in simulation")
+    p.add_argument("--rate", type=float, default=1.0, help="replay --sim: speed vs the recorded rate (sim/wall)")
+    p.add_argument("--depth-from-bag", action="store_true", help="replay --sim: publish the recorded depth frames")
+    p.add_argument("--domain", type=int, default=None, help="replay --sim: Unitree DDS domain (default: random)")
+    p.add_argument("--out", type=Path, default=None, help="replay: folder for divergence.json (--sim: the run folder)")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="replay: action divergence to flag")
     p.add_argument(
         "--fail-above", type=float, default=None, help="replay: exit 3 if the max action divergence exceeds this"
@@ -91,7 +103,7 @@ def _info(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     if args.sim:
-        raise NotImplementedError("closed-loop replay (--sim) is not implemented yet; use --bundle for open loop")
+        return _replay_sim(args)
     if args.bundle is None:
         raise ValueError("replay needs --bundle B (open loop against a model)")
     with open_bag(args.bag) as bag:
@@ -109,3 +121,30 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"parkour bag: max action divergence {worst:.4g} exceeds --fail-above {args.fail_above}", file=sys.stderr)
         return 3
     return 0
+
+
+def _replay_sim(args: argparse.Namespace) -> int:
+    from parkour_bringup.bag.closed_loop import run_closed_loop
+
+    if not 0.05 <= args.rate <= 100.0:
+        raise ValueError(f"--rate {args.rate} is out of range: 0.05..100 (1 = the recorded rate)")
+    out = (args.out or _default_out(args.bag)).resolve()
+    result = run_closed_loop(
+        args.bag, out, rate=args.rate, depth_from_bag=args.depth_from_bag, bundle=args.bundle,
+        dds_domain=args.domain, ros_domain_id=args.ros_domain_id,
+    )  # fmt: skip
+    keys = ("base_planar_m", "base_yaw_rad", "joint_position_rad", "compared_s")
+    summary = {k: result.get(k) for k in keys}
+    summary["same_mode_sequence"] = result["modes"]["same_sequence"]
+    print(json.dumps(summary))
+    print(f"parkour bag: wrote {out / 'divergence.json'}")
+    return 0
+
+
+def _default_out(bag: Path) -> Path:
+    import datetime
+
+    from parkour_core.paths import repo_root
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return repo_root() / "runs" / f"replay-{Path(bag).name}-{stamp}"

@@ -21,7 +21,7 @@ HELP = "run supervisor + policy against a real robot (dry run unless --live)"
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--robot", default="g1", choices=("g1",))
+    p.add_argument("--robot", default="g1", choices=("g1", "h1"))
     p.add_argument("--iface", required=True, help="network interface on the robot's network, e.g. eth0")
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_robot.yaml)")
     p.add_argument("--live", action="store_true", help="write rt/lowcmd (default: dry run)")
@@ -30,7 +30,11 @@ def add_parser(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or config_dir() / f"{args.robot}_robot.yaml"
-    cfg = load_config(config_path, {"dds.interface": args.iface, "robot": args.robot})
+    cfg = load_config(config_path, {"dds.interface": args.iface})
+    if cfg.robot != args.robot:
+        raise ValueError(
+            f"{config_path} is a config for the {cfg.robot}, not the {args.robot}; pass the right --config"
+        )
     if cfg.mode != "robot":
         raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour robot` needs a robot config")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

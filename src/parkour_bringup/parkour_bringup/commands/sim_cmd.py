@@ -1,5 +1,7 @@
 """Run the whole graph on the simulated robot: bridge + supervisor + policy + scripted commands.
 
+``--robot g1|h1`` picks ``config/<robot>_sim.yaml``. A config without a policy (``policy.bundle: ''``,
+the H1 today) runs bridge + supervisor + script only and reports the stand (height, tilt, modes).
 With ``--teleop keyboard|gamepad|joy`` an operator drives instead of the script (teleop_node);
 the keyboard reads this terminal, the other nodes log into the run folder. Writes report.json,
 PNG plots and every node's log into the run folder.
@@ -13,7 +15,9 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import yaml
 
 from parkour_bringup.graph import run_sim_graph
@@ -21,12 +25,14 @@ from parkour_bringup.report import write_report
 from parkour_bringup.swap_report import write_swap_report
 from parkour_core.config import load_config
 from parkour_core.paths import config_dir, repo_root
+from parkour_core.stats import write_json
 
 HELP = "run the graph in MuJoCo and write a report"
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", type=Path, default=None, help="stack config (default config/g1_sim.yaml)")
+    p.add_argument("--robot", choices=("g1", "h1"), default=None, help="robot (default: the config's, else g1)")
+    p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_sim.yaml)")
     p.add_argument("--out", type=Path, default=None, help="run folder (default runs/<timestamp>)")
     p.add_argument("--duration", type=float, default=None, help="sim seconds (default run.duration_s)")
     p.add_argument("--scene", default=None, help="scene name under sim/scenes (default bridge.scene)")
@@ -48,7 +54,8 @@ TELEOP_DURATION_S = 3600.0  # interactive runs end when the operator quits
 
 
 def run(args: argparse.Namespace) -> int:
-    config_path = args.config or config_dir() / "g1_sim.yaml"
+    robot = getattr(args, "robot", None)
+    config_path = args.config or config_dir() / f"{robot or 'g1'}_sim.yaml"
     teleop = getattr(args, "teleop", None)
     if teleop is not None and args.duration is None:
         args.duration = TELEOP_DURATION_S
@@ -65,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(config_path, overrides)
     if cfg.mode != "sim":
         raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour sim` needs a sim config")
+    if robot is not None and cfg.robot != robot:
+        raise ValueError(f"{config_path} is a {cfg.robot} config, not {robot}; drop --robot or --config")
     if teleop == "gamepad":
         _check_gamepad(cfg.teleop.device)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -84,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
     ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
     print(
-        f"parkour sim: {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, bundle {cfg.policy.bundle}, "
+        f"parkour sim: {cfg.robot}, {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, "
+        f"bundle {cfg.policy.bundle or '(none: no policy node)'}, "
         f"ROS_DOMAIN_ID {ros_domain_id} (parkour model swap --ros-domain-id {ros_domain_id} <bundle>)"
     )
     run_sim_graph(
@@ -93,14 +103,60 @@ def run(args: argparse.Namespace) -> int:
     if teleop is not None:
         # The report plots the commanded velocity from script.json; here the operator commanded.
         shutil.copyfile(run_dir / "teleop.json", run_dir / "script.json")
-    report = write_report(run_dir)
-    write_swap_report(run_dir)
-    summary = {
-        k: report[k] for k in ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
-    }
+    if not cfg.policy.bundle:
+        report = write_stand_report(run_dir)
+        keys: tuple[str, ...] = ("fell_at_s", "modes", "base_height_m", "sim_real_time_factor")
+    else:
+        report = write_report(run_dir)
+        write_swap_report(run_dir)
+        keys = ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
+    summary = {k: report[k] for k in keys}
     print(json.dumps(summary))
     print(f"parkour sim: wrote {run_dir / 'report.json'}")
     return 0
+
+
+def write_stand_report(run_dir: Path) -> dict[str, Any]:
+    """report.json of a run without a policy: the supervisor's modes and how the robot stood."""
+    bridge = json.loads((run_dir / "bridge.json").read_text())
+    sup = json.loads((run_dir / "supervisor.json").read_text())
+    traj = bridge["trajectory"]
+    t, z, tilt = (np.array(traj[k]) for k in ("t", "z", "tilt"))
+    transitions = sup["supervisor_transitions"]
+    released = bridge["band_released_at_s"]
+    # On the floor and held by the supervisor: from the band's release until it left STAND.
+    left_stand = [tr["t"] for tr in transitions if tr["from"] == "STAND" and released and tr["t"] > released]
+    end = left_stand[0] if left_stand else float("inf")
+    standing = (t >= released) & (t < end) if released is not None else np.zeros(len(t), dtype=bool)
+
+    def stats(x: np.ndarray) -> dict[str, float] | None:
+        if not len(x):
+            return None
+        return {k: round(float(f(x)), 4) for k, f in (("min", np.min), ("mean", np.mean), ("max", np.max))}
+
+    report = {
+        "robot": yaml.safe_load((run_dir / "config.yaml").read_text()).get("robot"),
+        "fell": bool(bridge["fell"]),
+        "fell_at_s": bridge["fell_at_s"],
+        "modes": [transitions[0]["from"], *(tr["to"] for tr in transitions)] if transitions else [sup["final_mode"]],
+        "supervisor_transitions": transitions,
+        "final_mode": sup["final_mode"],
+        "band_released_at_s": released,
+        "standing_s": round(float(t[standing][-1] - t[standing][0]), 3) if standing.sum() > 1 else 0.0,
+        "base_height_m": stats(z[standing]),
+        "tilt_rad": stats(tilt[standing]),
+        "lowstate_age_ms": {k: sup["lowstate_age_ms"][k] for k in ("p50", "p99")},
+        "limit_clamps": sup["limit_clamps"],
+        "lowcmd_limit_violations": bridge.get("lowcmd_limit_violations"),
+        "lowstate_sent": bridge["lowstate_sent"],
+        "lowcmd_received": bridge["lowcmd_received"],
+        "sim_real_time_factor": round(bridge["sim_real_time_factor"], 3) if bridge["sim_real_time_factor"] else None,
+        "sim_time_s": round(bridge["sim_time_s"], 3),
+        "scene": bridge["scene"],
+        "bundle": None,
+    }
+    write_json(run_dir / "report.json", report)
+    return report
 
 
 def _check_gamepad(device: str) -> None:

@@ -52,6 +52,9 @@ class RobotSpec:
     # Which model files describe this robot; resolved by parkour_core.assets.
     mjcf_asset: str
     foot_bodies: tuple[str, str] = field(default=("left_ankle_roll_link", "right_ankle_roll_link"))
+    # LowCmd_ motor_cmd[slot].mode for every slot of the message family (the value that enables a
+    # used slot's motor); empty: 1 on the robot's slots, unused slots left at 0 (the G1).
+    motor_modes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.motor_slots) != len(self.joints):
@@ -60,6 +63,8 @@ class RobotSpec:
             raise ValueError(f"{self.name}: motor slots repeat: {self.motor_slots}")
         if max(self.motor_slots) >= self.num_motor_slots:
             raise ValueError(f"{self.name}: motor slot beyond the {self.num_motor_slots} slots of {self.dds_family}")
+        if self.motor_modes and len(self.motor_modes) != self.num_motor_slots:
+            raise ValueError(f"{self.name}: {len(self.motor_modes)} motor modes for {self.num_motor_slots} slots")
         for j in self.joints:
             if not (j.q_min < j.q_max and j.q_min <= j.default_q <= j.q_max):
                 raise ValueError(

@@ -1,0 +1,139 @@
+"""`parkour eval`: PHP's success-rate protocol in MuJoCo, through the deployed runtime code.
+
+Commanded speed x obstacle height (default {1, 2} m/s x {36, 58, 76} cm), a box yawed +-20 deg,
+start distance U[1.5, 3] m at 1 m/s and U[3, 4.5] m at 2 m/s; success = the robot clears the box and
+advances 1.5 m past it without falling within the horizon. N instances x M trials per cell
+(default 100 x 5; --quick: 2 x 1), over worker processes. Each trial runs the policy node's runner,
+the supervisor's core (its rules, clamps and fallback gait) and the simulated camera in one
+process; --graph also runs each cell's first instance through the full DDS graph. --courses K adds
+K courses of 3-10 boxes (success rate and distance).
+
+Writes DIR/eval.json (cells: speed_mps, height_m, trials, success_rate, failure_modes), DIR/eval.md
+and DIR/eval_heatmap.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+HELP = "success rates of a bundle over obstacle heights and speeds (PHP's protocol)"
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one value")
+    return values
+
+
+def add_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", default=None, help="bundle name or folder (default: the config's policy.bundle)")
+    p.add_argument("--config", type=Path, default=None, help="stack config (default config/g1_sim.yaml)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<bundle>-<time>)")
+    p.add_argument("--quick", action="store_true", help="2 instances x 1 trial per cell (CI size)")
+    p.add_argument("--instances", type=int, default=None, help="instances per cell (default 100)")
+    p.add_argument("--trials", type=int, default=None, help="trials per instance (default 5)")
+    p.add_argument("--speeds", type=_floats, default=None, help="commanded speeds, m/s (default 1,2)")
+    p.add_argument("--heights", type=_floats, default=None, help="obstacle heights, m (default 0.36,0.58,0.76)")
+    p.add_argument("--courses", type=int, default=0, help="also run this many courses of 3-10 boxes")
+    p.add_argument("--graph", action="store_true", help="also run each cell's first instance through the DDS graph")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from parkour_core.bundle import load_bundle
+    from parkour_core.bundles import resolve_bundle
+    from parkour_core.config import load_config
+    from parkour_core.paths import config_dir, repo_root
+    from parkour_core.stats import write_json
+    from training.eval.evaluate import course_jobs, grid_jobs, run_jobs, summarise_cells, summarise_courses
+    from training.eval.protocol import Protocol, sample_instance, trial_seed
+    from training.eval.report import markdown_table, plot_heatmap
+
+    config_path = args.config or config_dir() / "g1_sim.yaml"
+    cfg = load_config(config_path)
+    bundle = args.bundle or cfg.policy.bundle
+    if not bundle:
+        raise ValueError(f"{config_path} names no policy bundle; pass --bundle B")
+    loaded = load_bundle(resolve_bundle(bundle))  # a bad bundle fails here, before any worker starts
+    if loaded.manifest.robot != cfg.robot:
+        raise ValueError(
+            f"bundle {bundle!r} is for a {loaded.manifest.robot}, the config {config_path} for a {cfg.robot}"
+        )
+    p = Protocol()
+    if args.quick:
+        p = replace(p, instances=2, trials=1)
+    for name in ("instances", "trials"):
+        value = getattr(args, name)
+        if value is not None:
+            if value < 1:
+                raise ValueError(f"--{name} must be at least 1, got {value}")
+            p = replace(p, **{name: value})
+    if args.speeds:
+        if any(not 0.1 <= v <= 3.0 for v in args.speeds):
+            raise ValueError(f"--speeds {args.speeds}: each must lie in 0.1..3.0 m/s")
+        p = replace(p, speeds_mps=args.speeds)
+    if args.heights:
+        if any(not 0.0 < h <= 1.5 for h in args.heights):
+            raise ValueError(f"--heights {args.heights}: each must lie in (0, 1.5] m")
+        p = replace(p, heights_m=args.heights)
+    if args.courses < 0:
+        raise ValueError("--courses must be >= 0")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = (args.out or repo_root() / "runs" / f"eval-{loaded.manifest.name}-{stamp}").resolve()
+    if (out / "eval.json").exists():
+        raise ValueError(f"{out / 'eval.json'} exists; an evaluation never overwrites one (choose another --out)")
+    workers = args.workers or os.cpu_count() or 1
+    jobs = grid_jobs(p) + course_jobs(p, args.courses, (3, 10), args.seed)
+    cells = len(p.speeds_mps) * len(p.heights_m)
+    print(f"parkour eval: {bundle}: {cells} cells x {p.instances} instances x {p.trials} trials "
+          f"+ {args.courses} courses = {len(jobs)} trials on {workers} processes", flush=True)  # fmt: skip
+    started = time.perf_counter()
+    trials = run_jobs(bundle, cfg, p, jobs, args.seed, workers)
+    wall = time.perf_counter() - started
+    result = {
+        "bundle": loaded.manifest.name,
+        "bundle_path": str(loaded.path),
+        "robot": loaded.manifest.robot,
+        "protocol": {**asdict(p), "start_range_m": {str(k): v for k, v in p.start_range_m.items()}},
+        "seed": args.seed,
+        "trials_per_cell": p.instances * p.trials,
+        "cells": summarise_cells(p, trials),
+        "course": summarise_courses(trials),
+        "wall_s": round(wall, 1),
+        "sim_s": round(sum(t["sim_s"] for t in trials), 1),
+        "runtime": "in process: PolicyRunner + SupervisorCore (build_core) + SimDepthSensor + RobotSim",
+    }
+    if args.graph:
+        from training.eval.graph_check import graph_trial
+
+        graph_rows = []
+        for cell, (speed, height) in enumerate((v, h) for v in p.speeds_mps for h in p.heights_m):
+            instance = sample_instance(p, speed, height, np.random.default_rng(trial_seed(args.seed, cell, 0, 0)))
+            row = graph_trial(config_path, bundle, p, instance, out / "graph" / f"cell{cell}")
+            in_process = next(t for t in trials if t["cell"] == cell and t["instance"] == 0 and t["trial"] == 0)
+            graph_rows.append({"speed_mps": speed, "height_m": height, "graph": row["outcome"],
+                               "in_process": in_process["outcome"], "run": row.get("run")})  # fmt: skip
+        result["graph_subset"] = graph_rows
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "trials.json", {"trials": trials})
+    write_json(out / "eval.json", result)
+    (out / "eval.md").write_text(markdown_table(result))
+    plot_heatmap(result, out / "eval_heatmap.png")
+    print(markdown_table(result))
+    summary = [{k: c[k] for k in ("speed_mps", "height_m", "success_rate")} for c in result["cells"]]
+    print(json.dumps(summary))
+    print(f"parkour eval: wrote {out / 'eval.json'} ({wall:.0f} s)")
+    return 0

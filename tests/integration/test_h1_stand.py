@@ -1,0 +1,69 @@
+"""The H1 through the real graph: `parkour sim --robot h1` (MuJoCo bridge, supervisor, script over rclpy
+and Cyclone DDS with the H1's unitree_go messages) stands up, stands on the floor and damps; and a G1
+bundle is refused on an H1 with a message naming both robots.
+
+There is no trained H1 policy: the H1 config has no bundle, so no policy node runs. Everything is
+judged from what the nodes wrote (supervisor transitions and counters, the bridge's ground truth).
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from .conftest import REPO, graph_env, write_config
+
+pytestmark = pytest.mark.integration
+
+DAMP_AT_S = 8.5  # script time of the damp request (config/h1_sim.yaml), after about 6 s standing on the floor
+
+
+def test_h1_stands_up_stands_and_damps_in_the_simulated_graph(tmp_path, domains):
+    dds_domain, ros_domain = domains
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--robot", "h1", "--duration", "12", "--out", str(out)]
+    cmd += ["--domain", str(dds_domain), "--ros-domain-id", str(ros_domain), "--no-bag"]
+    proc = subprocess.run(cmd, cwd=REPO, env=graph_env(ros_domain), capture_output=True, text=True, timeout=600)
+    logs = "\n".join(p.read_text()[-2000:] for p in sorted((out / "logs").glob("*.log"))) if out.exists() else ""
+    assert proc.returncode == 0, proc.stdout + proc.stderr + logs
+    assert "bundle (none: no policy node)" in proc.stdout
+    assert not (out / "logs" / "policy.log").exists()  # the graph started no policy node
+
+    sup = json.loads((out / "supervisor.json").read_text())
+    moves = [(t["from"], t["to"], t["reason"]) for t in sup["supervisor_transitions"]]
+    assert moves == [
+        ("DAMP", "STAND_UP", "stand up requested"),
+        ("STAND_UP", "STAND", "stand-up complete"),
+        ("STAND", "DAMP", "damp requested"),
+    ], logs
+    assert sup["commands_written"] > 0
+
+    bridge = json.loads((out / "bridge.json").read_text())
+    assert bridge["lowcmd_received"] > 0 and bridge["lowstate_sent"] > 0
+    assert bridge["lowcmd_limit_violations"] == 0
+    released = bridge["band_released_at_s"]
+    damp_at = next(t["t"] for t in sup["supervisor_transitions"] if t["to"] == "DAMP")
+    assert released is not None and damp_at - released > 4.0, (released, damp_at)
+    traj = bridge["trajectory"]
+    t, z, tilt = (np.array(traj[k]) for k in ("t", "z", "tilt"))
+    # From one second after the drop (settled on the floor) until the damp request: standing.
+    standing = (t >= released + 1.0) & (t < damp_at)
+    assert standing.sum() > 100
+    assert z[standing].min() > 0.95 and z[standing].max() < 1.06, (z[standing].min(), z[standing].max())
+    assert tilt[standing].max() < 0.2, tilt[standing].max()
+    # Damping takes the H1 down: the fall (if the sim ran long enough to see it) comes after DAMP.
+    assert bridge["fell_at_s"] is None or bridge["fell_at_s"] > damp_at
+
+    report = json.loads((out / "report.json").read_text())
+    assert report["robot"] == "h1" and report["modes"] == ["DAMP", "STAND_UP", "STAND", "DAMP"]
+    assert report["base_height_m"]["min"] > 0.9
+
+
+def test_a_g1_bundle_is_refused_by_the_policy_node_on_an_h1(tmp_path):
+    config = write_config(tmp_path, "h1_sim.yaml", policy={"bundle": "g1_walk"})
+    cmd = [sys.executable, "-m", "parkour_control.policy_node", "--config", str(config)]
+    proc = subprocess.run(cmd, cwd=REPO, env=graph_env(0), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "bundle 'g1_walk' was trained for robot 'g1', but this is a 'h1'" in proc.stdout, proc.stdout

@@ -1,0 +1,1 @@
+"""`parkour eval`: PHP's success-rate protocol in MuJoCo through the deployed runtime code."""

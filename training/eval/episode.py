@@ -1,0 +1,173 @@
+"""One evaluation trial, in process, through the code the robot runs.
+
+The nodes' pieces without their ROS shells: ``PolicyRunner`` (the policy node's runner, reset on
+entering ACTIVE like the node), the supervisor's ``SupervisorCore`` built exactly as the node builds
+it (``build_core``: its rules, clamps and BLIND fallback gait), the simulated D435i with its noise
+and latency (``SimDepthSensor``), and the bridge's MuJoCo robot with the motor PD law
+(``RobotSim``). The operator's part is the demo script's: stand up on the band, release it once
+standing, activate, then command the speed straight ahead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from parkour_core.bundle import Bundle, load_bundle
+from parkour_core.bundles import resolve_bundle
+from parkour_core.config import StackConfig
+from parkour_core.runner import PolicyRunner, RobotState
+from parkour_core.safety import Mode, Request
+from parkour_core.supervisor_core import (
+    BundleGains,
+    PolicyTargets,
+    RobotReading,
+    SupervisorInputs,
+    VelocityCommand,
+)
+from parkour_safety.supervisor_node import build_core
+from parkour_sim.depth_camera import SimDepthSensor
+from parkour_sim.physics import RobotSim
+from training.eval.protocol import Instance, Protocol, verdict
+
+SETTLE_AFTER_STAND_S = 0.5  # released from the band, standing, before activation
+PATH_HZ = 25.0  # base positions kept for the verdict and the plots
+
+
+@dataclass
+class TrialResult:
+    outcome: str
+    boxes_cleared: int
+    progress_m: float
+    fell_at_s: float | None  # since activation
+    final_mode: str
+    blind_s: float  # time the supervisor walked its fallback gait
+    transitions: list[dict[str, Any]]
+    sim_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "boxes_cleared": self.boxes_cleared,
+            "progress_m": round(self.progress_m, 3),
+            "fell_at_s": None if self.fell_at_s is None else round(self.fell_at_s, 3),
+            "final_mode": self.final_mode,
+            "blind_s": round(self.blind_s, 3),
+            "sim_s": round(self.sim_s, 3),
+        }
+
+
+class TrialRunner:
+    """Loads the bundle and the stack config once; runs trials in this process."""
+
+    def __init__(self, bundle: str, cfg: StackConfig) -> None:
+        self.bundle: Bundle = load_bundle(resolve_bundle(bundle))
+        self.cfg = replace(cfg, policy=replace(cfg.policy, bundle=bundle))
+        self.spec = self.bundle.robot
+        m = self.bundle.manifest
+        self.gains = BundleGains.make(m.name, m.kp, m.kd, m.uses_depth, self.spec.num_joints)
+        self.runner = PolicyRunner(self.bundle, intra_op_threads=1)
+
+    def run(self, p: Protocol, instance: Instance, seed: int) -> TrialResult:
+        cfg = self.cfg
+        m = self.bundle.manifest
+        dt = cfg.bridge.physics_dt_s
+        sim = RobotSim(self.spec, instance.world(), dt)
+        sim.hang()
+        core = build_core(cfg)
+        core.register_bundle(self.gains)
+        depth = None
+        if m.uses_depth:
+            cam_cfg = replace(cfg.sim_camera, seed=seed % (2**31))
+            depth = SimDepthSensor(sim.model, cam_cfg, cfg.depth.spec(), start_s=sim.time, strip_max=0)
+        runner = self.runner
+        policy_every = max(1, round(1.0 / (m.policy_hz * dt)))
+        supervisor_every = max(1, round(1.0 / (cfg.supervisor.rate_hz * dt)))
+        path_every = max(1, round(1.0 / (PATH_HZ * dt)))
+        speed = instance.speed_mps
+        stand_up_s = cfg.supervisor.stand_up_duration_s
+        active_at: float | None = None
+        stood_at: float | None = None
+        activate_sent = False
+        horizon = p.horizon_s(speed, instance.start_m, len(instance.boxes), 0.0)
+        limit_s = stand_up_s + SETTLE_AFTER_STAND_S + 2.0 + horizon  # stand-up, settle, slack, then the trial
+        targets: PolicyTargets | None = None
+        depth_stamp: float | None = None
+        requests: list[tuple[Request, str]] = [(Request.STAND_UP, "eval")]
+        velocity = np.zeros(3)
+        path: list[tuple[float, float]] = []
+        fell_at: float | None = None
+        blind_ticks = 0
+        step = 0
+        while sim.time < limit_s:
+            now = sim.time
+            if depth is not None:
+                for scheduled in depth.tick(sim.data):
+                    frame = scheduled.frame
+                    runner.set_depth(frame.policy, frame.exposure_s)
+                    depth_stamp = frame.exposure_s
+            if core.mode is Mode.STAND and stood_at is None:
+                stood_at = now
+                sim.hang(None)
+            if stood_at is not None and not activate_sent and now >= stood_at + SETTLE_AFTER_STAND_S:
+                requests.append((Request.ACTIVATE, "eval"))  # once, as an operator would
+                activate_sent = True
+            # The policy node ticks in every mode (activation needs fresh targets); its runner is
+            # reset on entering ACTIVE.
+            if step % policy_every == 0:
+                q_targets = runner.step(RobotState(sim.q, sim.dq, sim.quat_wxyz, sim.gyro), velocity)
+                targets = PolicyTargets(np.asarray(q_targets, dtype=np.float64), now, m.name)
+            if step % supervisor_every == 0:
+                inputs = SupervisorInputs(
+                    now_s=now,
+                    robot=RobotReading(sim.q, sim.dq, sim.quat_wxyz, sim.gyro, now),
+                    targets=targets,
+                    depth_stamp_s=depth_stamp,
+                    command=VelocityCommand(velocity.copy(), now),
+                    requests=tuple(requests),
+                )
+                requests.clear()
+                before = core.mode
+                command, _ = core.tick(inputs)
+                sim.set_command(command, np.ones(self.spec.num_joints, dtype=bool))
+                if core.mode is Mode.ACTIVE and before is not Mode.ACTIVE and active_at is None:
+                    active_at = now
+                    runner.reset()  # as the policy node does on entering ACTIVE
+                    velocity = np.array([speed, 0.0, 0.0])
+                if core.mode is Mode.BLIND:
+                    blind_ticks += 1
+            sim.step()
+            step += 1
+            if active_at is not None:
+                if step % path_every == 0:
+                    path.append((float(sim.base_pos[0]), float(sim.base_pos[1])))
+                fallen = sim.fallen() or (core.mode is Mode.DAMP)
+                if fallen:
+                    fell_at = sim.time - active_at
+                    break
+                if sim.time - active_at >= horizon:
+                    break
+                xy_now = np.array([sim.base_pos[:2]])
+                last = instance.boxes[-1]
+                if float(last.local_x(xy_now)[0]) > last.depth_m / 2 + p.beyond_m:
+                    break  # success: no need to simulate the rest of the horizon
+        if depth is not None:
+            depth.close()
+        if active_at is None:
+            # Never activated (the supervisor refused): a failure of the stack, reported as a timeout.
+            return TrialResult("times_out", 0, 0.0, None, core.mode.value, 0.0,
+                               [t.to_dict() for t in core.transitions], sim.time)  # fmt: skip
+        xy = np.array([*path, (float(sim.base_pos[0]), float(sim.base_pos[1]))])
+        outcome, boxes = verdict(p, instance, xy, fell_at is not None)
+        return TrialResult(
+            outcome=outcome,
+            boxes_cleared=boxes,
+            progress_m=float(xy[:, 0].max()),
+            fell_at_s=fell_at,
+            final_mode=core.mode.value,
+            blind_s=blind_ticks / cfg.supervisor.rate_hz,
+            transitions=[t.to_dict() for t in core.transitions],
+            sim_s=sim.time,
+        )

@@ -1,0 +1,122 @@
+"""Run the protocol's grid (speed x height, N instances x M trials each) over worker processes.
+
+Each trial's layout and noise come from ``trial_seed(seed, cell, instance, trial)``: the result does
+not depend on how many processes ran it or in which order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from parkour_core.config import StackConfig
+from training.eval.protocol import FAILURES, Protocol, sample_instance, trial_seed
+
+COURSE_CELL = 1_000_000  # cell index of course trials in the seed tree (apart from the grid's cells)
+
+
+@dataclass(frozen=True)
+class Job:
+    cell: int
+    speed_mps: float
+    height_m: float
+    instance: int
+    trial: int
+    obstacles: int = 1  # > 1: a course of boxes with heights drawn from the protocol's
+
+
+_worker: dict[str, Any] = {}
+
+
+def _init(bundle: str, cfg: StackConfig) -> None:
+    # One BLAS/ORT thread per worker: the workers are the parallelism.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from training.eval.episode import TrialRunner
+
+    _worker["runner"] = TrialRunner(bundle, cfg)
+
+
+def _run(args: tuple[Protocol, int, Job]) -> dict[str, Any]:
+    p, seed, job = args
+    instance_rng = np.random.default_rng(trial_seed(seed, job.cell, job.instance, 0))
+    instance = sample_instance(
+        p, job.speed_mps, job.height_m, instance_rng, obstacles=job.obstacles,
+        heights=p.heights_m if job.obstacles > 1 else None,
+    )  # fmt: skip
+    result = _worker["runner"].run(p, instance, trial_seed(seed, job.cell, job.instance, job.trial + 1))
+    return {
+        "cell": job.cell,
+        "speed_mps": job.speed_mps,
+        "height_m": job.height_m,
+        "instance": job.instance,
+        "trial": job.trial,
+        "obstacles": job.obstacles,
+        "start_m": round(instance.start_m, 3),
+        "yaw_deg": [round(float(np.rad2deg(b.yaw_rad)), 2) for b in instance.boxes],
+        **result.to_dict(),
+    }
+
+
+def grid_jobs(p: Protocol) -> list[Job]:
+    jobs = []
+    cells = [(v, h) for v in p.speeds_mps for h in p.heights_m]
+    for cell, (speed, height) in enumerate(cells):
+        jobs += [Job(cell, speed, height, i, t) for i in range(p.instances) for t in range(p.trials)]
+    return jobs
+
+
+def course_jobs(p: Protocol, courses: int, obstacles: tuple[int, int], seed: int) -> list[Job]:
+    rng = np.random.default_rng(seed)
+    speed = p.speeds_mps[0]
+    return [Job(COURSE_CELL + k, speed, 0.0, 0, 0, int(rng.integers(obstacles[0], obstacles[1] + 1)))
+            for k in range(courses)]  # fmt: skip
+
+
+def run_jobs(bundle: str, cfg: StackConfig, p: Protocol, jobs: list[Job], seed: int, workers: int) -> list[dict]:
+    if not jobs:
+        return []
+    args = [(p, seed, job) for job in jobs]
+    if workers <= 1:
+        _init(bundle, cfg)
+        return [_run(a) for a in args]
+    # spawn, not fork: onnxruntime and MuJoCo's renderer do not survive a fork of a process using them.
+    with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(bundle, cfg)) as pool:
+        return pool.map(_run, args, chunksize=1)
+
+
+def summarise_cells(p: Protocol, trials: list[dict]) -> list[dict[str, Any]]:
+    cells = []
+    for speed in p.speeds_mps:
+        for height in p.heights_m:
+            rows = [t for t in trials if t["speed_mps"] == speed and t["height_m"] == height and t["obstacles"] == 1]
+            n = len(rows)
+            successes = sum(t["outcome"] == "success" for t in rows)
+            cells.append({
+                "speed_mps": speed,
+                "height_m": height,
+                "trials": n,
+                "success_rate": successes / n if n else None,
+                "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
+                "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
+                "blind_trials": sum(t["blind_s"] > 0 for t in rows),
+            })  # fmt: skip
+    return cells
+
+
+def summarise_courses(trials: list[dict]) -> dict[str, Any] | None:
+    rows = [t for t in trials if t["obstacles"] > 1]
+    if not rows:
+        return None
+    progress = np.array([t["progress_m"] for t in rows])
+    return {
+        "courses": len(rows),
+        "obstacles": [int(t["obstacles"]) for t in rows],
+        "success_rate": sum(t["outcome"] == "success" for t in rows) / len(rows),
+        "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
+        "distance_m": {"p50": float(np.median(progress)), "mean": float(progress.mean()), "max": float(progress.max())},
+        "obstacles_cleared_mean": float(np.mean([t["boxes_cleared"] for t in rows])),
+    }

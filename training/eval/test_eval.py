@@ -1,0 +1,137 @@
+"""The evaluation protocol's pure parts, one trial through the runtime code, and the command line."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from parkour_core.config import load_config
+from parkour_core.paths import config_dir
+from training.eval.evaluate import Job, grid_jobs, summarise_cells
+from training.eval.protocol import Box, Instance, Protocol, cleared, sample_instance, trial_seed, verdict
+
+P = Protocol()
+
+
+def straight_box(height=0.36, yaw_deg=0.0, near=2.0):
+    return Instance(1.0, (Box(near + 0.4, 0.0, height, np.deg2rad(yaw_deg), 0.8, 3.0),), near)
+
+
+def path(*xs):
+    return np.stack([np.array(xs, dtype=float), np.zeros(len(xs))], axis=1)
+
+
+def test_starts_and_yaws_are_drawn_from_phps_ranges():
+    rng = np.random.default_rng(0)
+    for speed, (lo, hi) in ((1.0, (1.5, 3.0)), (2.0, (3.0, 4.5))):
+        instances = [sample_instance(P, speed, 0.58, rng) for _ in range(300)]
+        starts = np.array([i.start_m for i in instances])
+        yaws = np.rad2deg([i.boxes[0].yaw_rad for i in instances])
+        assert lo <= starts.min() and starts.max() <= hi and starts.max() - starts.min() > 0.9 * (hi - lo)
+        assert np.abs(yaws).max() <= 20.0 and np.abs(yaws).max() > 18.0
+        # The near face lies start_m ahead: the centre half a depth beyond it.
+        assert all(i.boxes[0].x == pytest.approx(i.start_m + 0.4) for i in instances)
+
+
+def test_a_course_spaces_its_boxes_and_draws_heights_from_the_protocol():
+    inst = sample_instance(P, 1.0, 0.0, np.random.default_rng(3), obstacles=5, heights=P.heights_m)
+    xs = [b.x for b in inst.boxes]
+    gaps = np.diff(xs) - 0.8
+    assert len(inst.boxes) == 5 and np.all(gaps >= 2.0) and np.all(gaps <= 4.0)
+    assert {b.height_m for b in inst.boxes} <= set(P.heights_m)
+
+
+def test_verdicts():
+    inst = straight_box()  # near face at 2.0 m, far face at 2.8 m
+    assert verdict(P, inst, path(0.0, 2.0, 3.0, 4.31), fell=False) == ("success", 1)
+    assert verdict(P, inst, path(0.0, 2.0, 3.0, 4.29), fell=False) == ("times_out", 1)  # not 1.5 m beyond
+    assert verdict(P, inst, path(0.0, 1.0, 1.6), fell=False) == ("stops_at_box", 0)
+    assert verdict(P, inst, path(0.0, 1.0, 1.3), fell=False) == ("times_out", 0)  # 0.7 m short: not at the box
+    assert verdict(P, inst, path(0.0, 2.0, 3.0, 4.5), fell=True) == ("falls", 1)  # a fall is never a success
+    assert verdict(P, inst, path(0.0, 1.9), fell=True) == ("falls", 0)
+
+
+def test_clearing_a_yawed_box_is_measured_along_its_own_axis():
+    box = Box(2.4, 0.0, 0.36, np.deg2rad(20.0), 0.8, 3.0)
+    # 1.5 m past the far face along the box's axis is further than 1.5 m along x off its centre line.
+    along = np.array([[2.4 + 1.9 * np.cos(np.deg2rad(20)), 1.9 * np.sin(np.deg2rad(20))]])
+    step = np.array([[0.01, 0.0]])
+    assert cleared(box, along + step, 1.5)[0] and not cleared(box, along - 5 * step, 1.5)[0]
+
+
+def test_trial_seeds_do_not_depend_on_the_order_trials_run_in():
+    a = [trial_seed(0, c, i, t) for c in range(2) for i in range(3) for t in range(2)]
+    assert len(set(a)) == len(a)
+    assert trial_seed(0, 1, 2, 1) == trial_seed(0, 1, 2, 1) != trial_seed(1, 1, 2, 1)
+
+
+def test_the_grid_and_its_summary():
+    p = Protocol(speeds_mps=(1.0,), heights_m=(0.36, 0.58), instances=2, trials=3)
+    jobs = grid_jobs(p)
+    assert len(jobs) == 12 and {j.cell for j in jobs} == {0, 1}
+    trials = [{"speed_mps": 1.0, "height_m": j.height_m, "obstacles": 1, "progress_m": 1.0, "blind_s": 0.0,
+               "outcome": "success" if j.height_m == 0.36 and j.trial == 0 else "falls"} for j in jobs]  # fmt: skip
+    cells = summarise_cells(p, trials)
+    assert cells[0]["success_rate"] == pytest.approx(2 / 6) and cells[0]["failure_modes"]["falls"] == 4
+    assert cells[1]["success_rate"] == 0.0 and cells[1]["trials"] == 6
+
+
+@pytest.fixture(scope="module")
+def trial_runner():
+    from training.eval.episode import TrialRunner
+
+    return TrialRunner("g1_walk", load_config(config_dir() / "g1_sim.yaml"))
+
+
+def test_the_walking_policy_steps_over_a_2cm_plank_but_not_onto_a_36cm_box(trial_runner):
+    """Through the runtime code: stand-up, activation by the supervisor's rules, then the walk."""
+    slow = Protocol(speeds_mps=(0.5,))
+    plank = Instance(0.5, (Box(1.9, 0.0, 0.02, 0.0, 0.8, 3.0),), 1.5)
+    result = trial_runner.run(slow, plank, seed=1)
+    assert result.outcome == "success", result
+    assert [t["to"] for t in result.transitions] == ["STAND_UP", "STAND", "ACTIVE"]
+    box = trial_runner.run(P, straight_box(0.36, near=1.5), seed=1)
+    assert box.outcome != "success" and box.boxes_cleared == 0, box
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "parkour_bringup.cli", "eval", *args],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_cli_writes_eval_json_table_and_heatmap_and_never_overwrites(tmp_path):
+    out = tmp_path / "eval"
+    proc = run_cli("--quick", "--speeds", "0.5", "--heights", "0.02,0.36", "--instances", "1", "--workers", "1",
+                   "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads((out / "eval.json").read_text())
+    assert [(c["speed_mps"], c["height_m"], c["trials"]) for c in result["cells"]] == [(0.5, 0.02, 1), (0.5, 0.36, 1)]
+    assert set(result["cells"][0]["failure_modes"]) == {"falls", "stops_at_box", "times_out"}
+    assert result["cells"][0]["success_rate"] == 1.0 and result["cells"][1]["success_rate"] == 0.0
+    assert "| 0.5 m/s |" in (out / "eval.md").read_text()
+    assert (out / "eval_heatmap.png").stat().st_size > 1000
+    again = run_cli("--quick", "--out", str(out))
+    assert again.returncode == 1 and "never overwrites" in again.stderr
+    assert json.loads((out / "eval.json").read_text()) == result
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--heights", "0.3,x"], "not a comma-separated list"),
+        (["--heights", "2.0"], "must lie in (0, 1.5]"),
+        (["--speeds", "9"], "must lie in 0.1..3.0"),
+        (["--bundle", "no_such_bundle"], "no_such_bundle"),
+        (["--instances", "0"], "at least 1"),
+    ],
+)
+def test_cli_refuses_bad_input_with_one_line(args, message, tmp_path):
+    proc = run_cli(*args, "--out", str(tmp_path / "eval"))
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "eval").exists()
+
+
+def test_job_is_hashable_and_ordered_by_cell():
+    assert Job(0, 1.0, 0.36, 0, 0) == Job(0, 1.0, 0.36, 0, 0)

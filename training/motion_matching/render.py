@@ -1,0 +1,93 @@
+"""``parkour mm render``: play a synthesized motion kinematically in MuJoCo with its terrain and write
+a PNG filmstrip (and an MP4 where ffmpeg is installed). Offscreen: set MUJOCO_GL=egl or osmesa."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import mujoco
+import numpy as np
+from PIL import Image
+
+from training.motion_matching.kinematics import g1_spec
+
+FRAME_W, FRAME_H = 320, 240
+
+
+def _model(npz: dict[str, np.ndarray]) -> mujoco.MjModel:
+    spec = g1_spec()
+    spec.worldbody.add_light(pos=[0, 0, 4], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    for i, (c, h, yaw, role) in enumerate(
+        zip(
+            npz["terrain_box_center"],
+            npz["terrain_box_half_size"],
+            npz["terrain_box_yaw"],
+            npz["terrain_box_role"],
+            strict=True,
+        )
+    ):
+        spec.worldbody.add_geom(
+            name=f"terrain_box{i}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            pos=[float(x) for x in c],
+            size=[float(x) for x in h],
+            quat=[float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))],
+            rgba=[0.8, 0.55, 0.3, 1.0] if role == 0 else [0.5, 0.5, 0.55, 1.0],
+        )
+    model = spec.compile()
+    model.vis.headlight.ambient[:] = [0.45, 0.45, 0.45]
+    model.vis.headlight.diffuse[:] = [0.6, 0.6, 0.6]
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, FRAME_W)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, FRAME_H)
+    return model
+
+
+def render_clip(path: Path, out_dir: Path, frames: int = 8, mp4: bool = True) -> dict[str, str]:
+    """Filmstrip of ``frames`` evenly spaced frames (skill frames included) -> out_dir/<stem>.png."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found (write one with `parkour mm synth`)")
+    with np.load(path) as f:
+        npz = {k: f[k] for k in f.files}
+    missing = {"root_pos", "root_quat", "joint_pos", "terrain_box_center"} - set(npz)
+    if missing:
+        raise ValueError(f"{path} is not a synthesized motion (missing {sorted(missing)})")
+    model = _model(npz)
+    data = mujoco.MjData(model)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = len(npz["root_pos"])
+    cam = mujoco.MjvCamera()
+    cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+    cam.distance, cam.elevation, cam.azimuth = 3.2, -15.0, 135.0
+    images: list[np.ndarray] = []
+    wanted = set(np.linspace(0, n - 1, frames).round().astype(int).tolist())
+    video = []
+    with mujoco.Renderer(model, FRAME_H, FRAME_W) as renderer:
+        for t in range(n):
+            if t not in wanted and not mp4:
+                continue
+            data.qpos[:3] = npz["root_pos"][t]
+            data.qpos[3:7] = npz["root_quat"][t]
+            data.qpos[7:] = npz["joint_pos"][t]
+            mujoco.mj_kinematics(model, data)
+            cam.lookat[:] = [*npz["root_pos"][t][:2], npz["root_pos"][t][2] - 0.2]
+            renderer.update_scene(data, cam)
+            img = renderer.render()
+            if t in wanted:
+                images.append(img.copy())
+            if mp4:
+                video.append(img.copy())
+    strip = np.concatenate(images, axis=1)
+    png = out_dir / f"{path.stem}.png"
+    Image.fromarray(strip).save(png)
+    result = {"png": str(png)}
+    ffmpeg = shutil.which("ffmpeg")
+    if mp4 and ffmpeg and video:
+        mp4_path = out_dir / f"{path.stem}.mp4"
+        fps = float(npz.get("fps", 50.0))
+        cmd = [ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{FRAME_W}x{FRAME_H}",
+               "-r", f"{fps:g}", "-i", "-", "-pix_fmt", "yuv420p", "-vcodec", "libx264", str(mp4_path)]  # fmt: skip
+        subprocess.run(cmd, input=b"".join(v.tobytes() for v in video), check=True)
+        result["mp4"] = str(mp4_path)
+    return result
