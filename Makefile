@@ -39,6 +39,11 @@ bench:
 	$(RUN_ENV) $(PY) bench/policy/swap.py --out bench/results/policy_swap.json
 	$(RUN_ENV) $(PY) bench/bags/replay.py --out bench/results/bags_replay.json
 	$(RUN_ENV) $(PY) bench/mm/query.py --out bench/results/mm_query.json
+	bash bench/holosoma/setup.sh
+	$(RUN_ENV) $(PY) bench/holosoma/run.py --out bench/results/holosoma_loop.json
+	$(RUN_ENV) $(PY) bench/dds/lowstate.py --out bench/results/dds_lowstate.json
+	$(RUN_ENV) $(PY) bench/graph/run.py --out bench/results/graph_sim.json
+	$(PY) bench/summary.py
 
 format:
 	$(RUFF) format $(LINT_DIRS)

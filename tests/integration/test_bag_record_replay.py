@@ -48,6 +48,11 @@ def recorded(tmp_path_factory):
         recorder.wait(timeout=30)
     assert recorder.returncode == 0, recorder_log.read_text()
     assert (bag_dir / "metadata.yaml").is_file() and list(bag_dir.glob("*.mcap"))
+    # The supervisor measures depth exposure -> lowcmd write per command from the policy's tick inputs:
+    # never less than the camera's emulated 60 ms exposure-to-publish latency (sim clock).
+    supervisor = json.loads((out / "supervisor.json").read_text())
+    exposure_to_lowcmd = supervisor["depth_exposure_to_lowcmd_ms"]
+    assert exposure_to_lowcmd["n"] > 50 and exposure_to_lowcmd["p50"] >= 60.0, exposure_to_lowcmd
     return bag_dir, env, dds_domain
 
 

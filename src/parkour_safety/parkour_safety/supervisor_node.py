@@ -57,6 +57,7 @@ from parkour_core.supervisor_core import (
     VelocityCommand,
 )
 from parkour_core.teleop import remote_joy
+from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, decode_tick_inputs
 from parkour_core.unitree import (
     Crc,
     LowStateView,
@@ -70,6 +71,7 @@ from parkour_core.unitree import (
 DIAGNOSTICS_PERIOD_S = 1.0
 REMOTE_HZ = 50.0  # /teleop/remote
 TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
+TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50 Hz)
 
 
 class StartupError(RuntimeError):
@@ -115,7 +117,7 @@ class Supervisor:
         from geometry_msgs.msg import Twist
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image, Imu, JointState, Joy
-        from std_msgs.msg import String
+        from std_msgs.msg import Float64MultiArray, String
         from std_srvs.srv import Trigger
 
         self.cfg = cfg
@@ -161,6 +163,11 @@ class Supervisor:
         self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
         self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        # The policy's per-tick inputs name the depth frame behind each tick's targets: with them the
+        # supervisor measures depth exposure -> lowcmd write per command (the stack's end-to-end latency).
+        self.node.create_subscription(Float64MultiArray, TICK_INPUTS_TOPIC, self._on_tick_inputs, 10)
+        self.depth_behind_tick: dict[int, float] = {}  # tick stamp (ns) -> exposure stamp of its depth frame
+        self.targets_stamp_ns = 0
         # The policy node keeps every announcement (depth 10, transient local, reliable): match it.
         self.node.create_subscription(String, "/policy/bundle", self._on_bundle, history)
         # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
@@ -196,6 +203,7 @@ class Supervisor:
         self.lowstate_ages: list[float] = []
         self.target_ages: list[float] = []
         self.depth_ages: list[float] = []
+        self.exposure_to_lowcmd: list[float] = []  # ACTIVE: now - exposure of the frame behind the written targets
         self._last_tick_wall: float | None = None
         self._publish_state()
         self.timer = self.node.create_timer(1.0 / s.rate_hz, self.tick)
@@ -242,6 +250,19 @@ class Supervisor:
                 throttle_duration_sec=5.0,
             )
         self.targets = PolicyTargets(np.asarray(msg.position, dtype=np.float64), _stamp_s(msg.header.stamp), bundle)
+        self.targets_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+    def _on_tick_inputs(self, msg) -> None:
+        label = msg.layout.dim[0].label if msg.layout.dim else ""
+        try:
+            inputs = decode_tick_inputs(label, msg.data)
+        except ValueError:
+            return  # not ours to judge: the targets alone drive the robot
+        if inputs.depth_stamp_s is None:
+            return
+        self.depth_behind_tick[inputs.stamp_ns] = inputs.depth_stamp_s
+        while len(self.depth_behind_tick) > TICKS_REMEMBERED:
+            del self.depth_behind_tick[next(iter(self.depth_behind_tick))]
 
     def _on_bundle(self, msg) -> None:
         try:
@@ -333,6 +354,9 @@ class Supervisor:
         self.lowstate_ages.append(now - self.last_lowstate_t)
         if self.core.mode is Mode.ACTIVE and self.targets is not None:
             self.target_ages.append(now - self.targets.stamp_s)
+            exposure = self.depth_behind_tick.get(self.targets_stamp_ns)
+            if exposure is not None:
+                self.exposure_to_lowcmd.append(now - exposure)
         if self.depth_stamp_s is not None:
             self.depth_ages.append(now - self.depth_stamp_s)
 
@@ -420,6 +444,7 @@ class Supervisor:
                 "lowstate_age_ms": summary_ms(self.lowstate_ages),
                 "target_age_ms": summary_ms(self.target_ages),
                 "depth_age_ms": summary_ms(self.depth_ages),
+                "depth_exposure_to_lowcmd_ms": summary_ms(self.exposure_to_lowcmd),
             },
         )
 

@@ -1,0 +1,103 @@
+"""bench/summary.py on made-up result files: rows, missing files, ratios. No timing decides anything here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SUMMARY_PY = Path(__file__).resolve().parents[1] / "bench" / "summary.py"
+
+
+@pytest.fixture(scope="module")
+def summary():
+    spec = importlib.util.spec_from_file_location("bench_summary", SUMMARY_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write(folder: Path, name: str, data: object) -> None:
+    (folder / name).write_text(json.dumps(data))
+
+
+def test_ratio_is_ours_over_peer(summary):
+    assert summary.ratio(1.0, 4.0) == pytest.approx(0.25)
+    assert summary.ratio(3.0, 1.5) == pytest.approx(2.0)
+    assert summary.ratio(None, 1.0) is None
+    assert summary.ratio(1.0, None) is None
+    assert summary.ratio(1.0, 0.0) is None
+
+
+def test_every_expected_file_missing_reads_not_measured(summary, tmp_path):
+    rows = summary.collect_rows(tmp_path)
+    assert {r.source for r in rows} == set(summary.EXPECTED)
+    assert all(r.note == summary.NOT_MEASURED for r in rows)
+    text = summary.render(rows)
+    assert text.count(summary.NOT_MEASURED) == len(summary.EXPECTED)
+    assert "| `mm_query.json` |" in text
+
+
+def test_summary_list_gives_rows_and_ratios(summary, tmp_path):
+    _write(
+        tmp_path,
+        "holosoma_loop.json",
+        {
+            "summary": [
+                {
+                    "what": "step",
+                    "unit": "ms",
+                    "ours": {"p50": 0.1, "p99": 0.4},
+                    "peer": {"name": "holosoma", "p50": 0.2, "p99": 0.5},
+                },
+                {"what": "rtf", "unit": "x", "ours": {"p50": 0.6, "p99": None}},
+            ]
+        },
+    )
+    rows = [r for r in summary.collect_rows(tmp_path) if r.source == "holosoma_loop.json"]
+    assert [r.what for r in rows] == ["step", "rtf"]
+    line = next(x for x in summary.render(rows).splitlines() if x.startswith("| step"))
+    assert "0.100 / 0.400 ms" in line
+    assert "| holosoma |" in line
+    assert "p50 0.50, p99 0.80" in line
+    rtf = next(x for x in summary.render(rows).splitlines() if x.startswith("| rtf"))
+    assert "0.600 x" in rtf and "p50" not in rtf  # no peer: no ratio
+
+
+def test_legacy_files_are_read_by_their_extractors(summary, tmp_path):
+    _write(
+        tmp_path,
+        "policy.json",
+        {"ours_ms": {"p50": 1.0, "p99": 2.0}, "baseline_ms": {"p50": 4.0, "p99": 5.0}, "cold_cache": None},
+    )
+    _write(
+        tmp_path,
+        "mm_query.json",
+        {"aabb_index": {"p50_us": 100.0, "p99_us": 700.0}, "numpy_brute_force_argmin": {"p50_us": 500.0}},
+    )
+    rows = {r.source: r for r in summary.collect_rows(tmp_path) if not r.note}
+    assert rows["policy.json"].ours == {"p50": 1.0, "p99": 2.0}
+    assert summary.ratio(rows["policy.json"].ours["p99"], rows["policy.json"].peer["p99"]) == pytest.approx(0.4)
+    mm = rows["mm_query.json"]
+    assert mm.unit == "µs"
+    assert mm.peer["p99"] is None  # a missing quantile stays missing, and only p50 gets a ratio
+    assert summary._ratio_cell(mm) == "p50 0.20"
+
+
+def test_unknown_and_broken_files_get_a_row(summary, tmp_path):
+    _write(tmp_path, "other.json", {"x": 1})
+    (tmp_path / "broken.json").write_text("{not json")
+    rows = {r.source: r for r in summary.collect_rows(tmp_path)}
+    assert "no summary rows" in rows["other.json"].note
+    assert rows["broken.json"].note.startswith("unreadable")
+
+
+def test_write_summary_writes_markdown(summary, tmp_path):
+    out = summary.write_summary(tmp_path)
+    assert out == tmp_path / "SUMMARY.md"
+    assert out.read_text().startswith("# Benchmark summary")
