@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training)
 
-.PHONY: setup lint type test demo bench format clean
+.PHONY: setup lint type test demo bench format clean mjlab-smoke
 
 setup:
 	bash scripts/setup.sh
@@ -53,3 +53,6 @@ clean:
 	rm -rf $(VENV) runs build install log .mypy_cache .ruff_cache .pytest_cache
 	find src tests -name __pycache__ -type d -prune -exec rm -rf {} +
 	find src -maxdepth 2 -name '*.egg-info' -type d -prune -exec rm -rf {} +
+
+mjlab-smoke:  # optional GPU backend on the CPU; creates .venv-mjlab (about 2.3 GB) on first use; not in `make test`
+	bash training/backends/mjlab/setup.sh && .venv-mjlab/bin/python training/backends/mjlab/smoke.py --out runs/mjlab_smoke

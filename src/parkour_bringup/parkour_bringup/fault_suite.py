@@ -28,6 +28,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.paths import config_dir
 
 INJECT_AT_S = 6.0
+CLOCK_SKEW_S = 0.02  # how far two nodes' sim clocks may disagree (see judge)
 RUN_S = 12.0  # sim seconds; the script's clock starts 1-3 s in, once robot state flows
 WALK_STEPS = [
     {"at_s": 0.2, "request": "stand_up"},
@@ -170,14 +171,19 @@ def judge(fault: Fault, run_dir: Path) -> dict[str, Any]:
         reached, time_to_safe_ms = fault.judge(run_dir, inject_s)
         reason = "handled without a mode change"
     else:
-        safe = [t for t in sup["supervisor_transitions"] if t["t"] >= inject_s - 1e-6 and t["to"] in fault.safe_modes]
+        # Each node reads sim time from its own /clock subscription: under load the supervisor's clock
+        # can trail or lead the script's by a few /clock periods, and an e-stop acts inside the service
+        # call, so its transition may carry a stamp a little before the script's log of the request.
+        safe = [
+            t
+            for t in sup["supervisor_transitions"]
+            if t["t"] >= inject_s - CLOCK_SKEW_S and t["to"] in fault.safe_modes
+        ]
         reached = bool(safe)
-        # The supervisor acts on an e-stop inside the service call, within the millisecond the script
-        # logs its request: the clocks agree to that resolution, so a tiny negative difference is 0.
         time_to_safe_ms = max(0.0, (safe[0]["t"] - inject_s) * 1e3) if safe else None
         reason = safe[0]["reason"] if safe else "never reached a safe mode"
     transitions = sup["supervisor_transitions"]
-    after = [f"{t['from']}->{t['to']} ({t['reason']})" for t in transitions if t["t"] >= inject_s - 1e-6]
+    after = [f"{t['from']}->{t['to']} ({t['reason']})" for t in transitions if t["t"] >= inject_s - CLOCK_SKEW_S]
     fell = bool(bridge["fell"])
     violations = int(bridge.get("lowcmd_limit_violations", 0))
     return {

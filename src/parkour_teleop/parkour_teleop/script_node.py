@@ -117,12 +117,14 @@ class ScriptNode:
             self.log_rows.append({"t": self._now(), "request": request, "sent": True})
             return
         client = self.clients[request]
+        # The time is taken before the call: the supervisor may act on it (an e-stop) before the call returns.
+        now = self._now()
         if not client.service_is_ready():
             self.log.warning(f"service for {request!r} is not available; request dropped")
-            self.log_rows.append({"t": self._now(), "request": request, "sent": False})
+            self.log_rows.append({"t": now, "request": request, "sent": False})
             return
         client.call_async(self._Trigger.Request())
-        self.log_rows.append({"t": self._now(), "request": request, "sent": True})
+        self.log_rows.append({"t": now, "request": request, "sent": True})
 
     def tick(self) -> None:
         if self.start_s is None:

@@ -1,0 +1,1 @@
+"""Training backends beyond plain MuJoCo: mjlab (MuJoCo-Warp, GPU) and the documented Isaac Lab path."""

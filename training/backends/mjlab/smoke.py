@@ -1,0 +1,87 @@
+"""A few iterations of our teacher task on mjlab, on the CPU (mjlab's ``--gpu-ids None`` path).
+
+    .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
+    make mjlab-smoke
+
+Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
+says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
+``<out>/mjlab_smoke.json`` (env-steps/s, iterations, last mean reward) and mjlab's run folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+VENV_PY = ROOT / ".venv-mjlab" / "bin" / "python"
+
+
+def _reexec_in_venv() -> None:
+    if importlib.util.find_spec("mjlab") is not None:
+        return
+    if not VENV_PY.exists():
+        print("mjlab smoke: skipped, no .venv-mjlab (create it with: bash training/backends/mjlab/setup.sh)")
+        sys.exit(0)
+    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+def main(argv: list[str] | None = None) -> int:
+    _reexec_in_venv()
+    # The training package and parkour_core (config parsing only) come from the checkout.
+    sys.path[:0] = [str(ROOT), str(ROOT / "src" / "parkour_core")]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="smoke_cpu")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--num-envs", type=int, default=None, help="default: the config's env.num_envs")
+    parser.add_argument("--motion", default=None, help="a synth motion_*.npz; default: a standing reference")
+    parser.add_argument("--out", default="runs/mjlab_smoke")
+    args = parser.parse_args(argv)
+
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # mjlab's train script reads this as "run on the CPU"
+    from mjlab.scripts.train import TrainConfig as MjlabTrainConfig
+    from mjlab.scripts.train import run_train
+
+    from training.backends.mjlab import task
+    from training.configs import load_train_config
+
+    overrides = {"run.max_iterations": args.iterations, "run.save_interval": args.iterations, "run.device": "cpu"}
+    if args.num_envs:
+        overrides["env.num_envs"] = args.num_envs
+    cfg = load_train_config(args.config, overrides)
+    out = Path(args.out).resolve()
+    motion = (
+        task.convert_motion(args.motion, out / "motion.npz")
+        if args.motion
+        else task.standing_motion(out / "motion.npz", fps=cfg.env.control_hz)
+    )
+    task_id = task.register(cfg, motion)
+    from mjlab.tasks.registry import load_env_cfg, load_rl_cfg
+
+    mj_cfg = MjlabTrainConfig(env=load_env_cfg(task_id), agent=load_rl_cfg(task_id), gpu_ids=None)
+    t0 = time.perf_counter()
+    run_train(task_id, mj_cfg, out / "run")
+    wall = time.perf_counter() - t0
+    steps = cfg.env.num_envs * cfg.ppo.num_steps_per_env * args.iterations
+    result = {
+        "task": task_id,
+        "config": args.config,
+        "num_envs": cfg.env.num_envs,
+        "iterations": args.iterations,
+        "env_steps": steps,
+        "wall_s_including_setup": round(wall, 2),
+        "env_steps_per_s_including_setup": round(steps / wall, 1),
+    }
+    (out / "mjlab_smoke.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result))
+    print(f"mjlab smoke: wrote {out / 'mjlab_smoke.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""The training configuration: declared once with types and bounds, validated at load.
+
+Every YAML under ``training/configs/`` is read through :func:`load_train_config`; trainers, the
+mjlab adapter and the throughput bench get a typed :class:`TrainConfig`, never raw dicts. A bad
+file fails with a message naming the key, the value and what is allowed (the same parser as the
+stack's ``parkour_core.config``).
+
+Provenance of the defaults (each YAML repeats the values it relies on, with the same notes):
+
+- **PHP (paper)**: 16384 envs, 20K iterations, MLP [2048, 1024, 512, 256, 128] ELU, student
+  learning rate 3e-4, DAgger coefficient 10, lambda_D = max(0.1, 1 - k / (K / 2)), termination
+  0.5 m relaxed to 1.0 m, DeepMimic sigmas (see ``RewardConfig``).
+- **PHP (released code, amazon-far/php_parkour ``wbt_training/config_values``)**: student PPO 2
+  epochs x 96 mini-batches, entropy 0.001, initial action std 0.01; teacher 5 epochs, entropy
+  0.005, initial std 1.0, learning rate 1e-3; domain randomization ranges and 0.5 m body/anchor
+  termination with 0.8 orientation threshold.
+- **rsl-rl defaults** everywhere PHP states nothing: 24 steps per env, clip 0.2, gamma 0.99,
+  lambda 0.95, value coefficient 1.0, clipped value loss, adaptive schedule with desired KL 0.01,
+  gradient-norm clip 1.0, 4 mini-batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from parkour_core.config import ConfigError, describe, parse
+from training.algorithms.hybrid import DAGGER_COEF, HybridConfig
+from training.algorithms.schedules import DAGGER_FLOOR, ORIGINAL_TERMINATION_M, RELAXED_TERMINATION_M
+
+CONFIG_DIR = Path(__file__).resolve().parent
+
+__all__ = ["CONFIG_DIR", "ConfigError", "TrainConfig", "describe_train_config", "load_train_config", "shipped"]
+
+
+def param(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
+    """A field with the metadata ``parkour_core.config.parse`` checks (range, choices) and a doc line."""
+    meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc}
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: default.copy(), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    backend: str = param(
+        "mujoco_cpu", choices=("mujoco_cpu", "mjlab", "isaac"), doc="simulator: plain MuJoCo (CPU), mjlab, Isaac Lab"
+    )
+    robot: str = param("g1", choices=("g1",), doc="only the G1 has tracking references")
+    num_envs: int = param(4096, 1, 262144, doc="parallel environments over ALL ranks (each GPU runs num_envs/world)")
+    episode_length_s: float = param(10.0, 0.1, 120.0, doc="time-out (PHP released code: 10 s)")
+    control_hz: float = param(50.0, 10.0, 500.0, doc="policy rate (the robot runs the student at 50 Hz)")
+    physics_dt_s: float = param(0.005, 0.0005, 0.02, doc="simulation step; decimation = 1 / (control_hz * dt)")
+    motions: str = param("", doc="folder of `parkour mm synth` motion_*.npz; '' = the synthetic squat reference")
+    skills: list = param(  # noqa: RUF009 - returns a field(default_factory=...)
+        [], doc="skill names to train on ([] = every skill in the motions folder); one teacher per skill"
+    )
+    height_scan: bool = param(True, doc="teacher's privileged 0.7 m x 0.7 m height scan")
+
+    @property
+    def decimation(self) -> int:
+        return round(1.0 / (self.control_hz * self.physics_dt_s))
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """PHP's DeepMimic terms ``exp(-err / sigma^2)`` and regularizers (field names as training.envs.rewards)."""
+
+    sigma_body_pos: float = param(0.3, 1e-3, 10.0, doc="m")
+    sigma_body_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
+    sigma_body_lin_vel: float = param(1.0, 1e-3, 100.0, doc="m/s")
+    sigma_body_ang_vel: float = param(3.14, 1e-3, 100.0, doc="rad/s")
+    sigma_anchor_pos: float = param(0.3, 1e-3, 10.0, doc="m")
+    sigma_anchor_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
+    weight_body_pos: float = param(1.0, 0.0, 100.0)
+    weight_body_ori: float = param(1.0, 0.0, 100.0)
+    weight_body_lin_vel: float = param(1.0, 0.0, 100.0)
+    weight_body_ang_vel: float = param(1.0, 0.0, 100.0)
+    weight_anchor_pos: float = param(1.0, 0.0, 100.0)
+    weight_anchor_ori: float = param(1.0, 0.0, 100.0)
+    weight_action_rate: float = param(-0.1, -100.0, 0.0, doc="penalty: <= 0")
+    weight_joint_limit: float = param(-10.0, -1000.0, 0.0, doc="penalty: <= 0")
+    weight_self_contact: float = param(-0.5, -100.0, 0.0, doc="penalty: <= 0 (undesired contacts)")
+    soft_limit_factor: float = param(0.9, 0.1, 1.0, doc="joint-limit penalty starts at this fraction of the range")
+
+
+@dataclass(frozen=True)
+class TerminationConfig:
+    tracking_error_m: float = param(
+        ORIGINAL_TERMINATION_M, 0.05, 5.0, doc="teacher: tracked-body / anchor position error that ends an episode"
+    )
+    relaxed_tracking_error_m: float = param(
+        RELAXED_TERMINATION_M, 0.05, 5.0, doc="student: the threshold relaxed to by K/2 (schedules.py)"
+    )
+    anchor_ori: float = param(0.8, 0.01, 2.0, doc="projected-gravity z difference of the anchor (PHP code: 0.8)")
+
+
+@dataclass(frozen=True)
+class RandomizationConfig:
+    """Domain randomization (PHP released code's ranges); ranges are [lo, hi]."""
+
+    enabled: bool = param(True)
+    static_friction: list = param([0.4, 1.3], doc="[lo, hi]")  # noqa: RUF009
+    dynamic_friction: list = param([0.4, 1.1], doc="[lo, hi]")  # noqa: RUF009
+    restitution: list = param([0.0, 0.5], doc="[lo, hi]")  # noqa: RUF009
+    base_com_offset_m: list = param([0.025, 0.05, 0.05], doc="+- x, y, z offset of the torso CoM")  # noqa: RUF009
+    joint_pos_bias_rad: float = param(0.01, 0.0, 0.2, doc="+- encoder bias, every joint")
+    ankle_joint_pos_bias_rad: float = param(0.05, 0.0, 0.2, doc="+- encoder bias, ankles")
+    push_interval_s: list = param([0.5, 1.0], doc="[lo, hi] time between pushes")  # noqa: RUF009
+    push_max_vel: list = param(  # noqa: RUF009
+        [0.1, 0.1, 0.05, 0.1, 0.1, 0.1], doc="+- base velocity kick x, y, z (m/s), roll, pitch, yaw (rad/s)"
+    )
+    action_delay_steps: list = param([0, 0], doc="[lo, hi] control steps (PHP code: delay off)")  # noqa: RUF009
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    actor_hidden: list = param([512, 256, 128], doc="MLP widths")  # noqa: RUF009
+    critic_hidden: list = param([512, 256, 128], doc="MLP widths")  # noqa: RUF009
+    activation: str = param("elu", choices=("elu", "relu", "tanh", "silu"))
+    init_noise_std: float = param(1.0, 1e-4, 10.0, doc="initial action std (rsl-rl default 1.0)")
+    recurrent: str = param("none", choices=("none", "gru", "lstm"), doc="student memory")
+    rnn_hidden: int = param(256, 1, 4096)
+    depth: bool = param(False, doc="student: 58x87 depth through the CNN backbone")
+    depth_latent: int = param(32, 1, 1024)
+    obs_normalization: bool = param(False, doc="PHP code: empirical_normalization False")
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """rsl-rl's PPO settings; the defaults are rsl-rl's own."""
+
+    num_steps_per_env: int = param(24, 1, 4096)
+    num_epochs: int = param(5, 1, 100)
+    num_mini_batches: int = param(4, 1, 65536)
+    clip_param: float = param(0.2, 1e-3, 1.0)
+    gamma: float = param(0.99, 0.0, 1.0)
+    lam: float = param(0.95, 0.0, 1.0)
+    value_loss_coef: float = param(1.0, 0.0, 100.0)
+    use_clipped_value_loss: bool = param(True)
+    entropy_coef: float = param(0.01, 0.0, 1.0)
+    learning_rate: float = param(1e-3, 1e-7, 1.0)
+    schedule: str = param("adaptive", choices=("adaptive", "fixed"), doc="rsl-rl's KL-adaptive learning rate or none")
+    desired_kl: float = param(0.01, 1e-5, 1.0)
+    min_lr: float = param(1e-5, 1e-9, 1.0)
+    max_lr: float = param(1e-2, 1e-9, 1.0)
+    max_grad_norm: float = param(1.0, 1e-3, 1000.0)
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """PHP's hybrid DAgger + PPO (training/algorithms); the schedule constants live in schedules.py."""
+
+    enabled: bool = param(False, doc="student runs: True; teacher runs: False")
+    dagger_coef: float = param(DAGGER_COEF, 0.0, 1000.0, doc="PHP: 10")
+    schedule: str = param(
+        "php",
+        choices=("php",),
+        doc=f"lambda_D = max({DAGGER_FLOOR}, 1 - k / (K/2)), lambda_PPO = 1 - lambda_D, termination relaxed on the "
+        "same ramp (training.algorithms.schedules)",
+    )
+    critic_always_trained: bool = param(True, doc="value loss not scaled by lambda_PPO (our choice)")
+    latch_mask: bool = param(True, doc="DAgger mask stays off until reset once an env breaks 0.5 m")
+    teacher_checkpoints: list = param([], doc="one per skill, in env.skills order")  # noqa: RUF009
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    adaptive: bool = param(True, doc="teachers: adaptive start sampling; the student: off (PHP)")
+    bins: int = param(10, 1, 10000)
+    decay: float = param(0.9, 0.0, 1.0, doc="old failure counts decay by this per record")
+    uniform_fraction: float = param(0.2, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    max_iterations: int = param(20000, 1, 10_000_000, doc="K: the schedules run on k / K")
+    save_interval: int = param(500, 1, 10_000_000)
+    seed: int = param(0, 0, 2**31 - 1, doc="rank r uses seed + r")
+    device: str = param("cuda", choices=("cpu", "cuda"))
+    experiment_name: str = param("php")
+    out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    kind: str = param("teacher", choices=("teacher", "student"))
+    env: EnvConfig = field(default_factory=EnvConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    termination: TerminationConfig = field(default_factory=TerminationConfig)
+    randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    distill: DistillConfig = field(default_factory=DistillConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    @property
+    def batch_size(self) -> int:
+        """Samples per iteration over all ranks: num_envs x num_steps_per_env."""
+        return self.env.num_envs * self.ppo.num_steps_per_env
+
+    def hybrid_config(self) -> HybridConfig:
+        """The update's coefficients (training.algorithms.hybrid) from this config."""
+        p = self.ppo
+        return HybridConfig(
+            clip_param=p.clip_param,
+            value_loss_coef=p.value_loss_coef,
+            entropy_coef=p.entropy_coef,
+            dagger_coef=self.distill.dagger_coef,
+            use_clipped_value_loss=p.use_clipped_value_loss,
+            critic_always_trained=self.distill.critic_always_trained,
+            num_epochs=p.num_epochs,
+            num_mini_batches=p.num_mini_batches,
+            learning_rate=p.learning_rate,
+            desired_kl=p.desired_kl if p.schedule == "adaptive" else None,
+            min_lr=p.min_lr,
+            max_lr=p.max_lr,
+            max_grad_norm=p.max_grad_norm,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ----------------------------------------------------------------------------- checks across keys
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _check_range_pair(key: str, value: list, lo: float, hi: float, integer: bool = False) -> None:
+    ok = len(value) == 2 and all(_is_number(x) for x in value)
+    ok = ok and (not integer or all(float(x).is_integer() for x in value))
+    if not ok or not lo <= value[0] <= value[1] <= hi:
+        kind = "integers" if integer else "numbers"
+        raise ConfigError(f"{key}: expected [lo, hi] {kind} with {lo} <= lo <= hi <= {hi}, got {value!r}")
+
+
+def _check_widths(key: str, value: list) -> None:
+    if not value or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 65536 for x in value):
+        raise ConfigError(f"{key}: expected a non-empty list of layer widths 1..65536, got {value!r}")
+
+
+def _validate(cfg: TrainConfig) -> None:
+    r = cfg.randomization
+    _check_range_pair("randomization.static_friction", r.static_friction, 0.0, 5.0)
+    _check_range_pair("randomization.dynamic_friction", r.dynamic_friction, 0.0, 5.0)
+    _check_range_pair("randomization.restitution", r.restitution, 0.0, 1.0)
+    _check_range_pair("randomization.push_interval_s", r.push_interval_s, 0.01, 100.0)
+    _check_range_pair("randomization.action_delay_steps", r.action_delay_steps, 0, 10, integer=True)
+    for key, value, n, hi in (
+        ("randomization.base_com_offset_m", r.base_com_offset_m, 3, 0.5),
+        ("randomization.push_max_vel", r.push_max_vel, 6, 5.0),
+    ):
+        if len(value) != n or not all(_is_number(x) and 0.0 <= x <= hi for x in value):
+            raise ConfigError(f"{key}: expected {n} numbers in [0, {hi}], got {value!r}")
+    _check_widths("policy.actor_hidden", cfg.policy.actor_hidden)
+    _check_widths("policy.critic_hidden", cfg.policy.critic_hidden)
+    lists = (("env.skills", cfg.env.skills), ("distill.teacher_checkpoints", cfg.distill.teacher_checkpoints))
+    for key, value in lists:
+        if not all(isinstance(x, str) and x for x in value):
+            raise ConfigError(f"{key}: expected a list of non-empty strings, got {value!r}")
+    decimation = 1.0 / (cfg.env.control_hz * cfg.env.physics_dt_s)
+    if abs(decimation - round(decimation)) > 1e-6:
+        raise ConfigError(
+            f"env.physics_dt_s: {cfg.env.physics_dt_s} does not divide the control period 1/{cfg.env.control_hz} s"
+        )
+    if cfg.termination.relaxed_tracking_error_m < cfg.termination.tracking_error_m:
+        raise ConfigError(
+            f"termination.relaxed_tracking_error_m: {cfg.termination.relaxed_tracking_error_m} is below "
+            f"termination.tracking_error_m {cfg.termination.tracking_error_m}"
+        )
+    p = cfg.ppo
+    if not p.min_lr <= p.learning_rate <= p.max_lr:
+        raise ConfigError(
+            f"ppo.learning_rate: {p.learning_rate} is outside [ppo.min_lr, ppo.max_lr] = [{p.min_lr}, {p.max_lr}]"
+        )
+    if p.num_mini_batches > cfg.batch_size:
+        raise ConfigError(
+            f"ppo.num_mini_batches: {p.num_mini_batches} exceeds the batch of {cfg.batch_size} samples "
+            "(env.num_envs x ppo.num_steps_per_env)"
+        )
+    if cfg.kind == "student" and not cfg.distill.enabled:
+        raise ConfigError("distill.enabled: a student run distils its teachers; set it true (or kind: teacher)")
+    if cfg.kind == "teacher" and cfg.distill.enabled:
+        raise ConfigError("distill.enabled: a teacher run has no teacher to distil; set it false (or kind: student)")
+    if cfg.kind == "student" and cfg.sampling.adaptive:
+        raise ConfigError("sampling.adaptive: PHP samples the student's skills uniformly, adaptive sampling is off")
+    if cfg.run.save_interval > cfg.run.max_iterations:
+        raise ConfigError(
+            f"run.save_interval: {cfg.run.save_interval} exceeds run.max_iterations {cfg.run.max_iterations}"
+        )
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def parse_train_config(data: dict[str, Any] | None) -> TrainConfig:
+    """Build and check a TrainConfig from a mapping (a loaded YAML)."""
+    cfg = parse(TrainConfig, data or {})
+    _validate(cfg)
+    return cfg
+
+
+def load_train_config(path: Path | str, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read ``path`` (a YAML file, or a name under training/configs/ such as ``smoke_cpu``).
+
+    ``overrides`` maps dotted keys to values (``{"env.num_envs": 64}``) and is checked like the file.
+    """
+    path = Path(path)
+    if not path.suffix and not path.exists():
+        path = CONFIG_DIR / f"{path}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"training config {path} does not exist; shipped: {[p.stem for p in shipped()]}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path} is not valid YAML: {e}") from None
+    data = data or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"{path}: override {dotted}: {p} is not a section")
+        node[leaf] = value
+    try:
+        return parse_train_config(data)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+def shipped() -> list[Path]:
+    """The YAML configs shipped in training/configs/."""
+    return sorted(CONFIG_DIR.glob("*.yaml"))
+
+
+def describe_train_config() -> list[str]:
+    """One line per key: type, default, range, doc."""
+    return describe(TrainConfig)
