@@ -71,6 +71,7 @@ def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recor
         assert resets >= 1, "the run never activated: no runner reset to replay"
         result = replay_against_bundle(bag, BUNDLE)
     assert result["ticks_compared"] > 100, result
+    assert result["targets_without_inputs"] == 0, result  # no tick lost between the policy and the bag
     # Frames exposed before the recorder matched the camera are counted apart; after that, none lost.
     assert result["depth_frames_missing"] == 0, result
     assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}, result

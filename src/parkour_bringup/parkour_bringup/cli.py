@@ -14,6 +14,7 @@ from parkour_bringup.commands import (
     model_cmd,
     robot_cmd,
     sim_cmd,
+    train_cmd,
 )
 
 COMMANDS = {
@@ -25,6 +26,7 @@ COMMANDS = {
     "bag": bag_cmd,
     "mm": mm_cmd,
     "eval": eval_cmd,
+    "train": train_cmd,
 }
 
 

@@ -37,6 +37,7 @@ from parkour_core.stats import summary_ms, write_json
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
 
 DIAGNOSTICS_PERIOD_S = 1.0
+TICK_HISTORY = 100  # /policy/tick_inputs kept for late acknowledgement (2 s at 50 Hz)
 
 
 def _stamp_s(stamp) -> float:
@@ -115,7 +116,10 @@ class PolicyNode:
             QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE),
         )
         self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.tick_inputs_pub = self.node.create_publisher(Float64MultiArray, TICK_INPUTS_TOPIC, 10)
+        # A reliable writer with keep-last history overwrites samples a stalled reader has not
+        # acknowledged yet: 2 s of ticks, so a recorder starved on a busy machine still gets every
+        # tick (a lost tick makes an open-loop replay's recurrent state drift from the recording's).
+        self.tick_inputs_pub = self.node.create_publisher(Float64MultiArray, TICK_INPUTS_TOPIC, TICK_HISTORY)
         self._Float64MultiArray = Float64MultiArray
         self._MultiArrayDimension = MultiArrayDimension
         for msg_type, topic, callback in (

@@ -82,7 +82,11 @@ def _read_recording(bag: StackBag, joint_names: tuple[str, ...]):
         same_stamp = targets.get(tick.inputs.stamp_ns)
         if same_stamp:
             tick.bundle_name, tick.targets = same_stamp.pop(0)
-    return ticks, depth, announced
+    # Targets whose inputs never reached the bag: a lost tick, after which the replayed recurrent
+    # state no longer follows the recorded one (targets from before the first recorded tick do not count).
+    first = ticks[0].inputs.stamp_ns if ticks else None
+    orphans = sum(len(v) for k, v in targets.items() if first is not None and k > first)
+    return ticks, depth, announced, orphans
 
 
 def _recorded_manifests(
@@ -128,7 +132,7 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
     bag.require_topics([TICK_INPUTS_TOPIC, TARGETS_TOPIC], "an open-loop replay")
     if m.uses_depth:
         bag.require_topics([DEPTH_TOPIC], f"bundle {m.name!r} (a depth policy)")
-    ticks, depth, announced = _read_recording(bag, m.joint_names)
+    ticks, depth, announced, orphans = _read_recording(bag, m.joint_names)
     compared = [t for t in ticks if t.targets is not None]
     if not compared:
         raise BagError(f"{bag.path}: no {TICK_INPUTS_TOPIC} message has its {TARGETS_TOPIC} in the bag")
@@ -184,6 +188,7 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
         "recorded_action_basis": basis,
         "ticks_replayed": len(ticks),
         "ticks_compared": len(compared),
+        "targets_without_inputs": orphans,
         "depth_frames_missing": missing_frames,
         "depth_frames_before_recording": frames_before_recording,
         "threshold": threshold,

@@ -1,0 +1,60 @@
+"""Training: `parkour train smoke --out DIR [--size tiny|smoke] [--seed S] [--config YAML]`.
+
+smoke runs PHP's chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking
+teacher by PPO, the recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the
+ONNX-vs-torch parity and int8 checks), and the bundle through the simulated graph (DIR/sim). Writes
+DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim run's
+summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "train policies (smoke: the whole CPU pipeline at toy size)"
+
+
+def add_parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="train_action", required=True)
+    s = sub.add_parser("smoke", help="mm -> teacher -> student -> bundle -> sim, on the CPU at toy size")
+    s.add_argument("--out", type=Path, required=True, help="output folder")
+    s.add_argument(
+        "--config", type=Path, default=None, help="training config (default training/configs/smoke_cpu.yaml)"
+    )
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--size", choices=("tiny", "smoke"), default="smoke", help="tiny: tests (~1 min); smoke: minutes")
+    s.add_argument("--no-sim", action="store_true", help="skip the simulated-graph stage")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: torch and the training stack are not needed by other commands.
+    from training.pipeline.smoke import DEFAULT_CONFIG, run_smoke
+
+    result = run_smoke(
+        args.out,
+        config=args.config or DEFAULT_CONFIG,
+        seed=args.seed,
+        size=args.size,
+        sim=not args.no_sim,
+        log=lambda line: print(line, flush=True),
+    )
+    ret = result["teacher_return"]
+    loss = result["student_loss"]
+    sim = result["sim"]
+    print(
+        json.dumps(
+            {
+                "teacher_return_first_last": [round(ret[0], 2), round(ret[-1], 2)],
+                "student_loss_first_last": [round(loss[0], 4), round(loss[-1], 4)],
+                "sim_ran": sim.get("ran"),
+                "sim_fell": sim.get("fell"),
+                "stage_wall_s": result["stage_wall_s"],
+            }
+        )
+    )
+    print(f"parkour train smoke: wrote {Path(args.out) / 'smoke.json'}, bundle {result['bundle']}")
+    if not args.no_sim and not sim.get("ran"):
+        raise RuntimeError(f"the bundle did not run in simulation: {sim.get('error', 'see DIR/sim')}")
+    return 0
