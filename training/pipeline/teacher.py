@@ -1,0 +1,360 @@
+"""A motion-tracking teacher trained by PPO on the CPU tracking environment (PHP's step 2, toy sized).
+
+- **References**: `parkour mm synth` motions, cut to their first seconds (:func:`toy_references`):
+  a short, easy task a few PPO iterations on two cores can make progress on. Each keeps its skill
+  name, so the student can sample skills with equal probability.
+- **Environment**: :class:`training.envs.tracking.TrackingEnv` configured from the typed
+  :class:`~training.configs.schema.TrainConfig` (:func:`tracking_config`).
+- **Adaptive start-state sampling** (PHP): start phases come from
+  :class:`training.algorithms.sampling.AdaptiveStartSampler`, which is told after every finished
+  episode where it started and whether it failed (terminated, not timed out).
+- **Update**: rsl-rl's PPO through the loss pieces of :mod:`training.algorithms.hybrid` with
+  lambda_PPO = 1 and no DAgger term (:func:`ppo_update`). ``HybridPPODagger.update`` takes its
+  weights from the distillation schedule, which a teacher does not follow.
+- **Time-outs** are bootstrapped into the reward (``r += gamma V(s_final)``), as rsl-rl does, so only
+  failures end the return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import nn
+from torch.distributions import Normal
+
+from training.algorithms.hybrid import (
+    HybridConfig,
+    MLPActorCritic,
+    RolloutBatch,
+    adapt_learning_rate,
+    compute_gae,
+    gaussian_kl,
+    hybrid_loss,
+    masked_mse,
+    surrogate_loss,
+    value_loss,
+)
+from training.algorithms.sampling import AdaptiveStartSampler
+from training.configs.schema import RandomizationConfig as RandomizationSchema
+from training.configs.schema import TrainConfig
+from training.envs import rewards
+from training.envs.randomization import NOMINAL
+from training.envs.randomization import RandomizationConfig as EnvRandomization
+from training.envs.reference import Reference, load_reference
+from training.envs.tracking import StartSampler, TrackingConfig, TrackingEnv, frames_from_phases
+from training.pipeline.normalizer import EmpiricalNormalizer
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SkillReference:
+    """A reference and the skill its motion was synthesized around (for equal skill sampling)."""
+
+    skill: str
+    reference: Reference
+
+
+def cut_reference(reference: Reference, frames: int) -> Reference:
+    """The first ``frames`` frames of a reference (its velocities were differenced on the whole motion)."""
+    n = reference.num_frames
+    frames = max(2, min(frames, n))
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(reference):
+        value = getattr(reference, f.name)
+        if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+            value = value[:frames]
+        values[f.name] = value
+    return dataclasses.replace(reference, **values)
+
+
+def toy_references(mm_dir: Path, seconds: float) -> list[SkillReference]:
+    """Every ``motion_*.npz`` in ``mm_dir``, cut to its first ``seconds`` (the toy-sized task)."""
+    paths = sorted(Path(mm_dir).glob("motion_*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"{mm_dir} holds no motion_*.npz (run `parkour mm synth --out {mm_dir}` first)")
+    out = []
+    for path in paths:
+        with np.load(path) as z:
+            skill = str(z["skill"])
+        ref = load_reference(path)
+        out.append(SkillReference(skill, cut_reference(ref, round(seconds * ref.fps) + 1)))
+    return out
+
+
+def env_randomization(r: RandomizationSchema) -> EnvRandomization:
+    """The schema's domain randomization in the CPU env's terms (friction, restitution, CoM, pushes).
+
+    The CPU env pushes with forces on the torso (its own magnitudes); the schema's velocity kicks,
+    encoder biases and action delay have no counterpart there yet.
+    """
+    if not r.enabled:
+        return NOMINAL
+    x, y, z = r.base_com_offset_m
+    return EnvRandomization(
+        static_friction=(r.static_friction[0], r.static_friction[1]),
+        kinetic_friction=(r.dynamic_friction[0], r.dynamic_friction[1]),
+        restitution=(r.restitution[0], min(r.restitution[1], 0.99)),
+        torso_com_offset_m=((-x, x), (-y, y), (-z, z)),
+    )
+
+
+def tracking_config(cfg: TrainConfig, seed: int, termination_m: float | None = None) -> TrackingConfig:
+    """The CPU tracking env's settings from a TrainConfig (reward and termination included)."""
+    reward_fields = {f.name for f in dataclasses.fields(rewards.RewardConfig)}
+    return TrackingConfig(
+        num_envs=cfg.env.num_envs,
+        physics_dt_s=cfg.env.physics_dt_s,
+        decimation=cfg.env.decimation,
+        termination_m=cfg.termination.tracking_error_m if termination_m is None else termination_m,
+        randomization=env_randomization(cfg.randomization),
+        rewards=rewards.RewardConfig(**{k: getattr(cfg.reward, k) for k in reward_fields}),
+        seed=seed,
+    )
+
+
+def phase_start_sampler(
+    sampler: AdaptiveStartSampler, references: Sequence[Reference], min_episode_frames: int
+) -> StartSampler:
+    """A TrackingEnv start sampler drawing start phases from ``sampler`` (adaptive or uniform)."""
+
+    def draw(env_ids: NDArray[np.int64], ref_ids: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+        phases = sampler.sample(len(env_ids), rng)
+        return frames_from_phases(references, ref_ids, phases, min_episode_frames)
+
+    return draw
+
+
+def gaussian_sample(mean: torch.Tensor, std: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """A draw from N(mean, std) on a seeded generator (``Normal.sample`` takes none)."""
+    return mean + std * torch.randn(mean.shape, generator=generator, dtype=mean.dtype)
+
+
+class EpisodeTracker:
+    """Undiscounted returns and lengths of running episodes; the finished ones of each iteration."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.returns = np.zeros(num_envs)
+        self.lengths = np.zeros(num_envs, dtype=np.int64)
+        self.finished_returns: list[float] = []
+        self.finished_lengths: list[int] = []
+        self.finished_failed: list[bool] = []
+
+    def add(self, reward: NDArray[np.float64], done: NDArray[np.bool_], failed: NDArray[np.bool_]) -> None:
+        self.returns += reward
+        self.lengths += 1
+        ids = np.flatnonzero(done)
+        self.finished_returns += self.returns[ids].tolist()
+        self.finished_lengths += self.lengths[ids].tolist()
+        self.finished_failed += np.asarray(failed)[ids].tolist()
+        self.returns[ids] = 0.0
+        self.lengths[ids] = 0
+
+    def summary(self, dt_s: float) -> dict[str, float | int]:
+        """Means over the episodes finished since the last call (running ones if none finished), then clear."""
+        if self.finished_returns:
+            ret, length = float(np.mean(self.finished_returns)), float(np.mean(self.finished_lengths))
+        else:  # nothing ended this iteration: the running episodes' returns so far
+            ret, length = float(np.mean(self.returns)), float(np.mean(self.lengths))
+        out = {
+            "episode_return": ret,
+            "episode_length_s": length * dt_s,
+            "episodes": len(self.finished_returns),
+            "failed_fraction": float(np.mean(self.finished_failed)) if self.finished_failed else 0.0,
+        }
+        self.finished_returns, self.finished_lengths, self.finished_failed = [], [], []
+        return out
+
+
+def ppo_update(
+    model: MLPActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: RolloutBatch,
+    cfg: HybridConfig,
+    learning_rate: float,
+    generator: torch.Generator,
+) -> tuple[float, dict[str, float]]:
+    """rsl-rl's PPO epochs over a flat batch: the hybrid loss with lambda_PPO = 1, lambda_D = 0.
+
+    Returns the adapted learning rate and the mean loss terms.
+    """
+    if cfg.normalize_advantages and len(batch) > 1:
+        adv = batch.advantages
+        batch = batch.with_advantages((adv - adv.mean()) / (adv.std() + 1e-8))
+    sums = dict.fromkeys(("total", "surrogate", "value", "entropy", "kl"), 0.0)
+    steps = 0
+    for _ in range(cfg.num_epochs):
+        for index in torch.randperm(len(batch), generator=generator).chunk(cfg.num_mini_batches):
+            mb = batch.select(index)
+            dist = model.action_distribution(mb.obs)
+            with torch.no_grad():
+                kl = gaussian_kl(mb.action_mean, mb.action_std, dist.mean, dist.stddev).mean().item()
+            if cfg.desired_kl is not None:
+                learning_rate = adapt_learning_rate(
+                    learning_rate, kl, cfg.desired_kl, enabled=True, min_lr=cfg.min_lr, max_lr=cfg.max_lr
+                )
+                for group in optimizer.param_groups:
+                    group["lr"] = learning_rate
+            loss = hybrid_loss(
+                surrogate=surrogate_loss(
+                    dist.log_prob(mb.actions).sum(-1), mb.log_probs, mb.advantages, cfg.clip_param
+                ),
+                value=value_loss(
+                    model.value(mb.obs), mb.values, mb.returns, cfg.clip_param if cfg.use_clipped_value_loss else None
+                ),
+                entropy=dist.entropy().sum(-1).mean(),
+                dagger=masked_mse(dist.mean, mb.teacher_actions, mb.dagger_mask),  # all masked: 0
+                ppo_weight=1.0,
+                dagger_weight=0.0,
+                config=cfg,
+            )
+            optimizer.zero_grad()
+            loss.total.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            for name in ("total", "surrogate", "value", "entropy"):
+                sums[name] += float(getattr(loss, name).item())
+            sums["kl"] += kl
+            steps += 1
+    return learning_rate, {name: value / steps for name, value in sums.items()}
+
+
+@dataclass
+class TeacherResult:
+    model: TeacherPolicy
+    iterations: list[dict[str, Any]] = field(default_factory=list)
+    sampler_probabilities: list[float] = field(default_factory=list)
+
+    @property
+    def returns(self) -> list[float]:
+        return [it["episode_return"] for it in self.iterations]
+
+
+class TeacherPolicy(MLPActorCritic):
+    """training.algorithms' MLP actor-critic behind an (optional) empirical observation normalizer."""
+
+    def __init__(self, obs_dim: int, num_actions: int, hidden: Sequence[int], init_std: float, normalize: bool) -> None:
+        super().__init__(obs_dim, num_actions, hidden, init_std)
+        self.normalizer = EmpiricalNormalizer(obs_dim, enabled=normalize)
+
+    def action_distribution(self, obs: torch.Tensor) -> Normal:
+        return super().action_distribution(self.normalizer(obs))
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return super().value(self.normalizer(obs))
+
+    def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
+        """The deterministic action (the mean): the teacher's DAgger label."""
+        return self.actor(self.normalizer(obs))
+
+
+def make_teacher(cfg: TrainConfig, num_obs: int, num_actions: int) -> TeacherPolicy:
+    if cfg.policy.activation != "elu":
+        raise ValueError(f"policy.activation: the CPU teacher is an ELU MLP, got {cfg.policy.activation!r}")
+    return TeacherPolicy(
+        num_obs, num_actions, tuple(cfg.policy.actor_hidden), cfg.policy.init_noise_std, cfg.policy.obs_normalization
+    )
+
+
+def train_teacher(references: Sequence[SkillReference], cfg: TrainConfig, seed: int, log: Log = print) -> TeacherResult:
+    """PPO for ``cfg.run.max_iterations`` iterations of ``num_envs x num_steps_per_env`` steps."""
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    refs = [r.reference for r in references]
+    track_cfg = tracking_config(cfg, seed)
+    s = cfg.sampling
+    sampler = AdaptiveStartSampler(s.bins, floor=s.uniform_fraction, decay=s.decay, enabled=s.adaptive)
+    env = TrackingEnv(refs, track_cfg, start_sampler=phase_start_sampler(sampler, refs, track_cfg.min_episode_frames))
+    model = make_teacher(cfg, env.num_obs, env.num_actions)
+    hybrid = cfg.hybrid_config()
+    optimizer = torch.optim.Adam(model.parameters(), lr=hybrid.learning_rate)
+    lr = hybrid.learning_rate
+    gamma, lam = cfg.ppo.gamma, cfg.ppo.lam
+    steps, n, a = cfg.ppo.num_steps_per_env, env.num_envs, env.num_actions
+    result = TeacherResult(model)
+    episodes = EpisodeTracker(n)
+    try:
+        obs = torch.from_numpy(env.reset())
+        for k in range(cfg.run.max_iterations):
+            started = time.perf_counter()
+            buf = {
+                "obs": torch.zeros(steps, n, env.num_obs),
+                "actions": torch.zeros(steps, n, a),
+                "log_probs": torch.zeros(steps, n),
+                "values": torch.zeros(steps, n),
+                "rewards": torch.zeros(steps, n),
+                "dones": torch.zeros(steps, n, dtype=torch.bool),
+                "mean": torch.zeros(steps, n, a),
+                "std": torch.zeros(steps, n, a),
+            }
+            errors = []
+            for t in range(steps):
+                model.normalizer.update(obs)
+                with torch.no_grad():
+                    dist = model.action_distribution(obs)
+                    action = gaussian_sample(dist.mean, dist.stddev, generator)
+                    buf["log_probs"][t] = dist.log_prob(action).sum(-1)
+                    buf["values"][t] = model.value(obs)
+                buf["obs"][t], buf["actions"][t], buf["mean"][t], buf["std"][t] = obs, action, dist.mean, dist.stddev
+                next_obs, reward, done, info = env.step(action.numpy().astype(np.float64))
+                episodes.add(reward, done, info["terminated"])
+                ids = np.flatnonzero(done)
+                if len(ids):
+                    sampler.record(info["episode_start_phase"][ids], info["terminated"][ids])
+                reward = reward.copy()
+                timed_out = info["truncated"][ids]
+                if timed_out.any():  # bootstrap time-outs: the episode did not fail
+                    with torch.no_grad():
+                        final_values = model.value(torch.from_numpy(info["final_obs"][timed_out])).numpy()
+                    reward[ids[timed_out]] += gamma * final_values
+                buf["rewards"][t] = torch.from_numpy(reward).float()
+                buf["dones"][t] = torch.from_numpy(done)
+                errors.append(float(np.mean(info["tracking_error"])))
+                obs = torch.from_numpy(next_obs)
+            with torch.no_grad():
+                last_values = model.value(obs)
+            advantages, returns = compute_gae(buf["rewards"], buf["values"], buf["dones"], last_values, gamma, lam)
+            flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
+            batch = RolloutBatch(
+                obs=flat(buf["obs"]),
+                actions=flat(buf["actions"]),
+                log_probs=flat(buf["log_probs"]),
+                advantages=flat(advantages),
+                returns=flat(returns),
+                values=flat(buf["values"]),
+                action_mean=flat(buf["mean"]),
+                action_std=flat(buf["std"]),
+                teacher_actions=torch.zeros(steps * n, a),
+                dagger_mask=torch.zeros(steps * n, dtype=torch.bool),
+            )
+            collected = time.perf_counter()
+            lr, losses = ppo_update(model, optimizer, batch, hybrid, lr, generator)
+            stats = {
+                "iteration": k,
+                **episodes.summary(env.dt_s),
+                "reward_per_step": float(buf["rewards"].mean()),
+                "tracking_error_m": float(np.mean(errors)),
+                "action_std": float(model.log_std.detach().exp().mean()),
+                **losses,
+                "learning_rate": lr,
+                "collect_s": collected - started,
+                "update_s": time.perf_counter() - collected,
+            }
+            result.iterations.append(stats)
+            log(
+                f"teacher {k + 1}/{cfg.run.max_iterations}: return {stats['episode_return']:.2f} "
+                f"({stats['episodes']} episodes, {stats['episode_length_s']:.2f} s), error "
+                f"{stats['tracking_error_m']:.3f} m, std {stats['action_std']:.3f}"
+            )
+    finally:
+        env.close()
+    result.sampler_probabilities = sampler.probabilities().tolist()
+    return result
