@@ -210,3 +210,19 @@ def test_cli_refuses_a_bag_it_cannot_replay_with_one_line(synthetic_bag, tmp_pat
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad_rate.returncode == 1 and "--rate 0.0 is out of range" in bad_rate.stderr
+
+
+def test_a_robot_bag_replays_its_behaviour_sections_on_the_robots_sim_config():
+    import dataclasses
+
+    from parkour_bringup.bag.closed_loop import _base_config
+
+    robot_text = (config_dir() / "g1_robot.yaml").read_text()
+    recorded = yaml.safe_load(robot_text)
+    recorded["supervisor"]["max_tilt_rad"] = 0.61  # something the robot ran with
+    run = dataclasses.replace(recorded_run(band_t=None), config_text=yaml.safe_dump(recorded))
+    config = _base_config(run)
+    sim = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    assert config["mode"] == "sim" and config["bridge"] == sim["bridge"] and config["dds"] == sim["dds"]
+    assert config["supervisor"]["max_tilt_rad"] == 0.61  # the robot's own supervisor settings
+    assert config["policy"] == recorded["policy"]

@@ -1,10 +1,12 @@
-"""Training: `parkour train smoke --out DIR [--size tiny|smoke] [--seed S] [--config YAML]`.
+"""Training: `parkour train smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]`.
 
 smoke runs PHP's chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking
 teacher by PPO, the recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the
 ONNX-vs-torch parity and int8 checks), and the bundle through the simulated graph (DIR/sim). Writes
 DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim run's
 summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute).
+`--method hil|llp|hpl` runs another paper's method (training/methods/<method>) to the same outputs
+and the same bundle contract.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from pathlib import Path
 
 HELP = "train policies (smoke: the whole CPU pipeline at toy size)"
+METHODS = ("php", "hil", "llp", "hpl")
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
@@ -26,20 +29,34 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--size", choices=("tiny", "smoke"), default="smoke", help="tiny: tests (~1 min); smoke: minutes")
     s.add_argument("--no-sim", action="store_true", help="skip the simulated-graph stage")
+    s.add_argument(
+        "--method",
+        choices=METHODS,
+        default="php",
+        help="php (motion-matching teacher + hybrid DAgger/PPO), hil (adversarial motion prior), "
+        "llp (MLP-GRU-MLP student with height-scan reconstruction), hpl (fractal terrain, curriculum, "
+        "multi-process DAgger); all end in the same bundle contract",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: torch and the training stack are not needed by other commands.
+    import importlib
+
     from training.pipeline.smoke import DEFAULT_CONFIG, run_smoke
 
-    result = run_smoke(
-        args.out,
-        config=args.config or DEFAULT_CONFIG,
-        seed=args.seed,
-        size=args.size,
-        sim=not args.no_sim,
-        log=lambda line: print(line, flush=True),
-    )
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    if args.method == "php":
+        result = run_smoke(
+            args.out, config=args.config or DEFAULT_CONFIG, seed=args.seed, size=args.size, sim=not args.no_sim, log=log
+        )
+    else:
+        if args.config is not None:
+            raise ValueError(f"--config applies to --method php; {args.method} sizes its run with --size")
+        method = importlib.import_module(f"training.methods.{args.method}.smoke")
+        result = method.run_method_smoke(Path(args.out), args.size, args.seed, not args.no_sim, log)
     ret = result["teacher_return"]
     loss = result["student_loss"]
     sim = result["sim"]
