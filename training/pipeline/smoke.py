@@ -25,6 +25,7 @@ recorded in smoke.json.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import time
@@ -152,9 +153,11 @@ def stage_sim(bundle: Path, out: Path, active_s: float, log: Log, config: Path |
     sim_config = out.parent / "sim_config.yaml"
     sim_config.write_text(yaml.safe_dump(base, sort_keys=False))
     duration = SIM_STARTUP_S + SIM_ACTIVATE_AT_S + active_s
+    # A random Unitree DDS domain: the supervisor refuses to start beside another run's lowcmd writer.
+    domain = random.SystemRandom().randint(20, 99)
     cmd = [
         sys.executable, "-m", "parkour_bringup.cli", "sim", "--config", str(sim_config), "--bundle", str(bundle),
-        "--duration", f"{duration:g}", "--no-bag", "--out", str(out),
+        "--duration", f"{duration:g}", "--no-bag", "--out", str(out), "--domain", str(domain),
     ]  # fmt: skip
     log(f"sim: parkour sim --bundle {bundle} --duration {duration:g} --no-bag --out {out}")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

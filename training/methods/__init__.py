@@ -1,0 +1,1 @@
+"""Other papers' parkour methods (hil, llp, hpl), each ending in the same bundle contract as PHP."""

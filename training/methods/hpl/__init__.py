@@ -1,0 +1,1 @@
+"""HPL (Humanoid Parkour Learning): fractal terrains, curriculum, scandot oracle, multi-process DAgger."""
