@@ -38,8 +38,22 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "multi-process DAgger); all end in the same bundle contract",
     )
 
+    w = sub.add_parser("student-walk", help="DAgger from the installed walking policy into the depth student")
+    w.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_walk.json, bundle)")
+    w.add_argument("--size", choices=("tiny", "walk"), default="walk", help="tiny: tests (<1 min); walk: the real run")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
+    w.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
+    w.add_argument("--minutes", type=float, default=30.0, help="time box of the walk size")
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.train_action == "student-walk":
+        from training.student_walk.run import run_student_walk
+
+        r = run_student_walk(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes)
+        print(f"parkour train student-walk: wrote {Path(args.out) / 'student_walk.json'}, bundle {r['bundle']}")
+        return 0
     # Imported here: torch and the training stack are not needed by other commands.
     import importlib
 

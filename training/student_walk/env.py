@@ -1,0 +1,115 @@
+"""A walking environment for the depth student: ``StudentEnv`` on flat ground with sampled velocity commands.
+
+``StudentEnv`` needs a reference; this uses ``standing_reference`` (the default pose at the origin) only
+as the start state and the episode clock: the tracking reward, the tracking termination (switched off
+with an infinite threshold) and the reference's command are ignored. What changes:
+
+- **Gains**: the walking policy's kp/kd (``models/g1_walk``), not the student bundle's stand gains:
+  the teacher's actions only mean what it learned under its own PD. The action mapping
+  (``default_q + 0.25 a``) and default pose are the same in both bundles.
+- **Command** per environment (vx, vy, yaw rate) in the heading frame, resampled every
+  ``resample_s``: vx U[0, 1] m/s, vy U[-0.2, 0.2] m/s, yaw rate U[-0.3, 0.3] rad/s, all zero with
+  probability ``zero_fraction``.
+- **Falls** end an episode (base height < 0.45 m or tilt > 1 rad) and reset it to the default pose;
+  episodes also end at ``episode_s`` (the reference's end).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parkour_core.bundle import Manifest
+from training.envs.reference import standing_reference
+from training.envs.student import CameraConfig, StudentConfig, StudentEnv
+from training.envs.tracking import TrackingConfig
+from training.export.student import student_manifest
+from training.motion_matching import quat
+
+F = NDArray[np.float64]
+Ints = NDArray[np.int64]
+
+FALL_HEIGHT_M = 0.45
+FALL_TILT_RAD = 1.0
+
+
+@dataclass(frozen=True)
+class CommandConfig:
+    vx: tuple[float, float] = (0.0, 1.0)
+    vy: tuple[float, float] = (-0.2, 0.2)
+    yaw_rate: tuple[float, float] = (-0.3, 0.3)
+    zero_fraction: float = 0.1
+    resample_s: float = 4.0
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    num_envs: int = 32
+    episode_s: float = 20.0
+    nthread: int = 2
+    seed: int = 0
+    camera: CameraConfig = field(default_factory=lambda: CameraConfig(width=36, height=24))
+    command: CommandConfig = field(default_factory=CommandConfig)
+
+
+def walk_student_manifest(name: str, hidden_size: int, latent_dim: int, kp: F, kd: F) -> Manifest:
+    """The student bundle's manifest with the walking policy's PD gains."""
+    m = student_manifest(name, hidden_size, {}, {}, latent_dim=latent_dim)
+    return dataclasses.replace(m, kp=tuple(float(x) for x in kp), kd=tuple(float(x) for x in kd))
+
+
+class WalkEnv(StudentEnv):
+    """See the module docstring. ``step(actions) -> obs, done, info`` with falls and timeouts in ``done``."""
+
+    def __init__(self, cfg: WalkConfig, manifest: Manifest) -> None:
+        tracking = TrackingConfig(num_envs=cfg.num_envs, nthread=cfg.nthread, seed=cfg.seed, termination_m=np.inf)
+        super().__init__([standing_reference(cfg.episode_s)], StudentConfig(tracking, cfg.camera), manifest)
+        self.walk_cfg = cfg
+        self.tracking.start_sampler = lambda ids, refs, rng: np.zeros(len(ids), dtype=np.int64)
+        self.command_rng = np.random.default_rng([cfg.seed, 13])
+        self.walk_command = np.zeros((self.num_envs, 3))
+        self.command_age_s = np.zeros(self.num_envs)
+        self.resample(np.arange(self.num_envs))
+
+    def resample(self, ids: Ints) -> None:
+        c, rng, n = self.walk_cfg.command, self.command_rng, len(ids)
+        cmd = np.stack([rng.uniform(*c.vx, n), rng.uniform(*c.vy, n), rng.uniform(*c.yaw_rate, n)], axis=-1)
+        cmd[rng.random(n) < c.zero_fraction] = 0.0
+        self.walk_command[ids] = cmd
+        self.command_age_s[ids] = 0.0
+
+    def _commands(self) -> F:
+        return self.walk_command.copy()
+
+    def fallen(self) -> NDArray[np.bool_]:
+        sim = self.tracking.sim
+        rq = sim.root_quat
+        # The body z axis in the world: its angle to vertical is the tilt.
+        up_z = 1.0 - 2.0 * (rq[:, 1] ** 2 + rq[:, 2] ** 2)
+        tilt = np.arccos(np.clip(up_z, -1.0, 1.0))
+        return (sim.root_pos[:, 2] < FALL_HEIGHT_M) | (tilt > FALL_TILT_RAD)
+
+    def forward_speed(self) -> F:
+        """Base velocity along the robot's heading (m/s)."""
+        sim = self.tracking.sim
+        yaw = quat.yaw(sim.root_quat)
+        v = sim.root_lin_vel_w
+        return np.cos(yaw) * v[:, 0] + np.sin(yaw) * v[:, 1]
+
+    def step_walk(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], NDArray[np.bool_], dict]:
+        dt = self.tracking.dt_s
+        self.command_age_s += dt
+        due = np.flatnonzero(self.command_age_s >= self.walk_cfg.command.resample_s)
+        if len(due):
+            self.resample(due)  # before the step: the observation it returns carries the new command
+        obs, _, done, info = self.step(actions)
+        fell = self.fallen() & ~done
+        if fell.any():
+            ids = np.flatnonzero(fell)
+            self.resample(ids)
+            obs = self.reset(ids)
+        info["fell"] = fell | info["terminated"]
+        return obs, done | fell, info
