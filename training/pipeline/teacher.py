@@ -227,6 +227,32 @@ def ppo_update(
     return learning_rate, {name: value / steps for name, value in sums.items()}
 
 
+def rollout_batch(
+    model: Any, buf: dict[str, torch.Tensor], last_obs: torch.Tensor, gamma: float, lam: float
+) -> RolloutBatch:
+    """A PPO-only batch from a (steps, envs, ...) rollout buffer, GAE bootstrapped from ``last_obs``."""
+    with torch.no_grad():
+        last_values = model.value(last_obs)
+    advantages, returns = compute_gae(buf["rewards"], buf["values"], buf["dones"], last_values, gamma, lam)
+    steps, n = buf["rewards"].shape[:2]
+
+    def flat(x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(steps * n, *x.shape[2:])
+
+    return RolloutBatch(
+        obs=flat(buf["obs"]),
+        actions=flat(buf["actions"]),
+        log_probs=flat(buf["log_probs"]),
+        advantages=flat(advantages),
+        returns=flat(returns),
+        values=flat(buf["values"]),
+        action_mean=flat(buf["mean"]),
+        action_std=flat(buf["std"]),
+        teacher_actions=torch.zeros(steps * n, buf["actions"].shape[-1]),
+        dagger_mask=torch.zeros(steps * n, dtype=torch.bool),
+    )
+
+
 @dataclass
 class TeacherResult:
     model: TeacherPolicy
@@ -319,22 +345,7 @@ def train_teacher(references: Sequence[SkillReference], cfg: TrainConfig, seed: 
                 buf["dones"][t] = torch.from_numpy(done)
                 errors.append(float(np.mean(info["tracking_error"])))
                 obs = torch.from_numpy(next_obs)
-            with torch.no_grad():
-                last_values = model.value(obs)
-            advantages, returns = compute_gae(buf["rewards"], buf["values"], buf["dones"], last_values, gamma, lam)
-            flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
-            batch = RolloutBatch(
-                obs=flat(buf["obs"]),
-                actions=flat(buf["actions"]),
-                log_probs=flat(buf["log_probs"]),
-                advantages=flat(advantages),
-                returns=flat(returns),
-                values=flat(buf["values"]),
-                action_mean=flat(buf["mean"]),
-                action_std=flat(buf["std"]),
-                teacher_actions=torch.zeros(steps * n, a),
-                dagger_mask=torch.zeros(steps * n, dtype=torch.bool),
-            )
+            batch = rollout_batch(model, buf, obs, gamma, lam)
             collected = time.perf_counter()
             lr, losses = ppo_update(model, optimizer, batch, hybrid, lr, generator)
             stats = {

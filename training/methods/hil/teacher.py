@@ -23,7 +23,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from training.algorithms.hybrid import RolloutBatch, compute_gae
 from training.algorithms.sampling import AdaptiveStartSampler
 from training.configs.schema import TrainConfig
 from training.methods.hil.discriminator import AMPDiscriminator, DiscriminatorConfig, DiscriminatorTrainer
@@ -38,6 +37,7 @@ from training.pipeline.teacher import (
     make_teacher,
     phase_start_sampler,
     ppo_update,
+    rollout_batch,
     tracking_config,
 )
 
@@ -161,22 +161,7 @@ def train_hil_teacher(
                     sums["task_reward"] += float(np.mean(info["task_reward"][env.adversarial]))
                     sums["style_reward"] += float(np.mean(info["style_reward"][env.adversarial]))
                 obs = torch.from_numpy(next_obs)
-            with torch.no_grad():
-                last_values = model.value(obs)
-            advantages, returns = compute_gae(buf["rewards"], buf["values"], buf["dones"], last_values, gamma, lam)
-            flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
-            batch = RolloutBatch(
-                obs=flat(buf["obs"]),
-                actions=flat(buf["actions"]),
-                log_probs=flat(buf["log_probs"]),
-                advantages=flat(advantages),
-                returns=flat(returns),
-                values=flat(buf["values"]),
-                action_mean=flat(buf["mean"]),
-                action_std=flat(buf["std"]),
-                teacher_actions=torch.zeros(steps * n, a),
-                dagger_mask=torch.zeros(steps * n, dtype=torch.bool),
-            )
+            batch = rollout_batch(model, buf, obs, gamma, lam)
             collected = time.perf_counter()
             lr, losses = ppo_update(model, optimizer, batch, hybrid, lr, generator)
             generated = fake.reshape(steps * n, TRANSITION_DIM)
