@@ -101,6 +101,10 @@ class BatchedMujoco:
         self.kp = np.asarray(robot.kp_stand if kp is None else kp, dtype=np.float64)
         self.kd = np.asarray(robot.kd_stand if kd is None else kd, dtype=np.float64)
         make_pd_servos(base, self.actuators, self.kp, self.kd, self.tau_limit)
+        # The world body's bounding-volume tree is built at compile time around the parked slots and
+        # is not rebuilt when set_terrain moves them: the midphase would cull every robot-box contact
+        # (feet walked through boxes). Without the midphase, geom AABBs (which set_terrain updates) decide.
+        base.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
         self.box_geoms = np.array([base.geom(f"{BOX_PREFIX}{i}").id for i in range(max_boxes)])
         self.max_boxes = max_boxes
         self._box_contype = int(base.geom_contype[self.box_geoms[0]])

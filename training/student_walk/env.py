@@ -10,6 +10,9 @@ with an infinite threshold) and the reference's command are ignored. What change
 - **Command** per environment (vx, vy, yaw rate) in the heading frame, resampled every
   ``resample_s``: vx U[0, 1] m/s, vy U[-0.2, 0.2] m/s, yaw rate U[-0.3, 0.3] rad/s, all zero with
   probability ``zero_fraction``.
+- **Gentle terrain** in a fraction ``terrain.fraction`` of the episodes: ``terrain.boxes`` low
+  platforms (``terrain.height_m``, 0.8 m deep, 3 m wide, yawed up to ``terrain.yaw_deg``) ahead of the
+  start, every ``terrain.spacing_m``; the walking policy steps onto and off 5 cm by itself.
 - **Falls** end an episode (base height < 0.45 m or tilt > 1 rad) and reset it to the default pose;
   episodes also end at ``episode_s`` (the reference's end).
 """
@@ -23,7 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
-from training.envs.reference import standing_reference
+from training.envs.randomization import RandomizationConfig
+from training.envs.reference import Terrain, standing_reference
 from training.envs.student import CameraConfig, StudentConfig, StudentEnv
 from training.envs.tracking import TrackingConfig
 from training.export.student import student_manifest
@@ -46,6 +50,28 @@ class CommandConfig:
 
 
 @dataclass(frozen=True)
+class TerrainConfig:
+    fraction: float = 0.5
+    boxes: int = 4
+    height_m: tuple[float, float] = (0.02, 0.05)
+    first_m: tuple[float, float] = (0.8, 2.0)  # start to the first near face
+    spacing_m: tuple[float, float] = (1.2, 2.5)  # near face to near face
+    depth_m: float = 0.8
+    width_m: float = 3.0
+    yaw_deg: float = 20.0
+
+
+def platform_course(rng: np.random.Generator, cfg: TerrainConfig, heights: F) -> Terrain:
+    """Boxes straight ahead of a robot at the origin facing +x, one per height, near faces spaced."""
+    k = len(heights)
+    near = rng.uniform(*cfg.first_m) + np.concatenate([[0.0], np.cumsum(rng.uniform(*cfg.spacing_m, k - 1))])
+    yaw = np.deg2rad(rng.uniform(-cfg.yaw_deg, cfg.yaw_deg, k))
+    center = np.stack([near + cfg.depth_m / 2, np.zeros(k), heights / 2], axis=-1)
+    half = np.stack([np.full(k, cfg.depth_m / 2), np.full(k, cfg.width_m / 2), heights / 2], axis=-1)
+    return Terrain(center, half, yaw)
+
+
+@dataclass(frozen=True)
 class WalkConfig:
     num_envs: int = 32
     episode_s: float = 20.0
@@ -53,6 +79,8 @@ class WalkConfig:
     seed: int = 0
     camera: CameraConfig = field(default_factory=lambda: CameraConfig(width=36, height=24))
     command: CommandConfig = field(default_factory=CommandConfig)
+    terrain: TerrainConfig = field(default_factory=TerrainConfig)
+    randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
 
 
 def walk_student_manifest(name: str, hidden_size: int, latent_dim: int, kp: F, kd: F) -> Manifest:
@@ -65,14 +93,28 @@ class WalkEnv(StudentEnv):
     """See the module docstring. ``step(actions) -> obs, done, info`` with falls and timeouts in ``done``."""
 
     def __init__(self, cfg: WalkConfig, manifest: Manifest) -> None:
-        tracking = TrackingConfig(num_envs=cfg.num_envs, nthread=cfg.nthread, seed=cfg.seed, termination_m=np.inf)
+        tracking = TrackingConfig(
+            num_envs=cfg.num_envs, nthread=cfg.nthread, seed=cfg.seed, termination_m=np.inf,
+            randomization=cfg.randomization,
+        )  # fmt: skip
         super().__init__([standing_reference(cfg.episode_s)], StudentConfig(tracking, cfg.camera), manifest)
         self.walk_cfg = cfg
         self.tracking.start_sampler = lambda ids, refs, rng: np.zeros(len(ids), dtype=np.int64)
         self.command_rng = np.random.default_rng([cfg.seed, 13])
         self.walk_command = np.zeros((self.num_envs, 3))
         self.command_age_s = np.zeros(self.num_envs)
+        self.terrain_rng = np.random.default_rng([cfg.seed, 17])
+        # First among the reset hooks, so the camera's first frame already sees the new terrain.
+        self.tracking.after_reset.insert(0, self.place_terrain)
         self.resample(np.arange(self.num_envs))
+
+    def place_terrain(self, ids: Ints) -> None:
+        t, rng = self.walk_cfg.terrain, self.terrain_rng
+        for i in ids:
+            terrain = Terrain()
+            if t.boxes and rng.random() < t.fraction:
+                terrain = platform_course(rng, t, rng.uniform(*t.height_m, t.boxes))
+            self.tracking.sim.set_terrain(int(i), terrain)
 
     def resample(self, ids: Ints) -> None:
         c, rng, n = self.walk_cfg.command, self.command_rng, len(ids)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from parkour_core.bundle import load_bundle, write_manifest
+from parkour_core.bundle import Manifest, load_bundle, write_manifest
 from training.algorithms.hybrid import masked_mse
 from training.envs.student import CameraConfig
 from training.export.models import DepthBackbone, RecurrentStudent, StudentSize, parameter_count
@@ -29,6 +29,8 @@ from training.export.student import export_student
 from training.pipeline.student_update import RecurrentDepthActorCritic, SequenceBatch
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
 from training.student_walk.teacher import TEACHER_PROVENANCE, WalkTeacher
+
+CHECKPOINT = "checkpoint.pt"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +109,36 @@ def sequence_batch(buf: dict[str, torch.Tensor]) -> SequenceBatch:
         action_mean=buf["teacher"], action_std=torch.ones_like(buf["teacher"]), teacher_actions=buf["teacher"],
         dagger_mask=torch.ones(steps, n, dtype=torch.bool),
     )  # fmt: skip
+
+
+def run_provenance(seed: int, wall_s: float) -> dict[str, Any]:
+    """What reproduces a run beside the commit (which the exporter records): command line, seed, wall time."""
+    import sys
+
+    program = "parkour" if sys.argv[0].endswith("parkour") else sys.argv[0]
+    return {"command": " ".join([program, *sys.argv[1:]]), "seed": seed, "wall_s": round(wall_s, 1)}
+
+
+def export_walking_student(
+    model: RecurrentDepthActorCritic,
+    bundle_dir: Path,
+    name: str,
+    provenance: dict[str, Any],
+    frames: list[np.ndarray],
+    gains: Manifest,
+    size: str,
+) -> None:
+    """The bundle (ONNX pair, int8 calibrated on ``frames``) with the teacher's PD gains, and the torch weights."""
+    export_student(model.backbone, model.student, bundle_dir, name, provenance, calibration_frames=frames)
+    # export_student writes the stand gains; this student was trained under the walking policy's PD.
+    m = load_bundle(bundle_dir).manifest
+    write_manifest(bundle_dir, dataclasses.replace(
+        m, kp=gains.kp, kd=gains.kd,
+        provenance={**m.provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), re-stamped after export"},
+    ))  # fmt: skip
+    load_bundle(bundle_dir)
+    # The torch weights beside the ONNX pair: stage 2 (student-step) starts from them.
+    torch.save({"size": size, "state_dict": model.state_dict()}, bundle_dir / CHECKPOINT)
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -242,18 +274,12 @@ def run_student_walk(
     provenance = {
         "teacher": TEACHER_PROVENANCE,
         "training": f"training.student_walk DAgger stage 1, size {size}, seed {seed}, {len(rows)} iterations, "
-        f"{n} envs, flat ground",
+        f"{n} envs, flat ground and gentle terrain (2-5 cm platforms in half the episodes)",
         "size": size,
+        "data": "none recorded: DAgger labels from the walking policy in training.student_walk.env (MuJoCo)",
+        **run_provenance(seed, time.monotonic() - t_start),
     }
-    export_student(model.backbone, model.student, bundle_dir, "student_walk", provenance, calibration_frames=frames)
-    # export_student writes the stand gains; this student was trained under the walking policy's PD.
-    b = load_bundle(bundle_dir)
-    m = b.manifest
-    write_manifest(bundle_dir, dataclasses.replace(
-        m, kp=manifest.kp, kd=manifest.kd,
-        provenance={**m.provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), re-stamped after export"},
-    ))  # fmt: skip
-    load_bundle(bundle_dir)
+    export_walking_student(model, bundle_dir, "student_walk", provenance, frames, manifest, size)
     result = {
         "size": size,
         "seed": seed,

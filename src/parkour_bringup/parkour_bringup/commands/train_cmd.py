@@ -1,4 +1,6 @@
-"""Training: `parkour train smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]`.
+"""Training: `parkour train smoke|student-walk|student-step --out DIR ...`.
+
+`parkour train smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]`:
 
 smoke runs PHP's chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking
 teacher by PPO, the recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the
@@ -7,6 +9,10 @@ DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times,
 summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute).
 `--method hil|llp|hpl` runs another paper's method (training/methods/<method>) to the same outputs
 and the same bundle contract.
+
+`student-walk` (issue 13, stage 1) distils the installed walking policy into the recurrent depth
+student by DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid
+DAgger + PPO objective, from stage 1's bundle (`--init`, default models/student_walk).
 """
 
 from __future__ import annotations
@@ -44,7 +50,20 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
     w.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
-    w.add_argument("--minutes", type=float, default=30.0, help="time box of the walk size")
+    w.add_argument("--minutes", type=float, default=35.0, help="time box of the walk size")
+
+    st = sub.add_parser(
+        "student-step", help="hybrid DAgger+PPO from the student-walk bundle onto 4-22 cm platforms (stage 2)"
+    )
+    st.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_step.json, bundle)")
+    st.add_argument("--size", choices=("tiny", "step"), default="step", help="tiny: tests (<1 min); step: the real run")
+    st.add_argument(
+        "--init", type=Path, default=None, help="stage 1 bundle (has checkpoint.pt); default models/student_walk"
+    )
+    st.add_argument("--seed", type=int, default=0)
+    st.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
+    st.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
+    st.add_argument("--minutes", type=float, default=60.0, help="time box of the step size")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
 
         r = run_student_walk(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes)
         print(f"parkour train student-walk: wrote {Path(args.out) / 'student_walk.json'}, bundle {r['bundle']}")
+        return 0
+    if args.train_action == "student-step":
+        from training.student_step.run import DEFAULT_INIT, run_student_step
+
+        init = args.init or DEFAULT_INIT
+        r = run_student_step(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes, init)
+        print(f"parkour train student-step: wrote {Path(args.out) / 'student_step.json'}, bundle {r['bundle']}")
         return 0
     # Imported here: torch and the training stack are not needed by other commands.
     import importlib

@@ -1,0 +1,136 @@
+"""The step-up course of stage 2: ``WalkEnv`` with low platforms straight ahead, and a reward for PPO.
+
+An episode is one of two kinds, drawn at its start:
+
+- **course** (probability ``1 - walk_fraction``): ``platforms`` boxes straight ahead
+  (``platform_course``: near faces ``first_m`` then ``spacing_m`` apart, yawed up to 20 deg, 0.8 m
+  deep), heights drawn from U[``min_height_m``, ``max_height_m``] (the curriculum raises the upper
+  bound); the command is (vx, 0, 0) with vx U[``speed_mps``], held for the episode, as in ``parkour
+  eval``'s protocol.
+- **walk**: stage 1's episode (gentle terrain in half of them, a random command every 4 s), so the
+  walking style keeps being exercised everywhere, not only on the course.
+
+Reward per 20 ms tick (PPO's half of the hybrid; the teacher's labels are the other):
+``w_track exp(-|v_xy - c_xy|^2 / 0.25) + w_yaw exp(-(w_z - c_wz)^2 / 0.25) + w_clear`` per platform
+whose far face the base has passed, and ``fall_reward`` on a fall (which ends the episode). Velocity
+tracking, not forward progress: FACTS.md's progress reward paid diving forward more than a fall cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parkour_core.bundle import Manifest
+from training.envs.reference import Terrain
+from training.motion_matching import quat
+from training.student_walk.env import TerrainConfig, WalkConfig, WalkEnv, platform_course
+
+F = NDArray[np.float64]
+Ints = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class CourseConfig:
+    walk_fraction: float = 0.2
+    platforms: int = 3
+    min_height_m: float = 0.04
+    max_height_m: float = 0.22
+    speed_mps: tuple[float, float] = (0.5, 1.0)
+    layout: TerrainConfig = field(default_factory=lambda: TerrainConfig(first_m=(0.75, 2.0), spacing_m=(2.0, 3.0)))
+
+
+@dataclass(frozen=True)
+class StepReward:
+    track: float = 1.0
+    yaw: float = 0.5
+    clear: float = 2.0
+    fall: float = -50.0
+    sigma_sq: float = 0.25
+
+
+class StepEnv(WalkEnv):
+    """See the module docstring. ``step_course(actions) -> obs, reward, done, info``."""
+
+    def __init__(
+        self,
+        cfg: WalkConfig,
+        manifest: Manifest,
+        course: CourseConfig = CourseConfig(),
+        reward: StepReward = StepReward(),
+    ) -> None:
+        self.course = course
+        self.reward_cfg = reward
+        self.height_cap_m = course.max_height_m
+        n = cfg.num_envs
+        self.on_course = np.zeros(n, dtype=bool)
+        self.cleared = np.zeros((n, course.platforms), dtype=bool)
+        self.course_rng = np.random.default_rng([cfg.seed, 19])
+        super().__init__(cfg, manifest)
+
+    def place_terrain(self, ids: Ints) -> None:
+        c, rng = self.course, self.course_rng
+        walk = rng.random(len(ids)) < c.walk_fraction
+        super().place_terrain(ids[walk])
+        self.on_course[ids] = ~walk
+        self.cleared[ids] = False
+        for i in ids[~walk]:
+            heights = rng.uniform(c.min_height_m, max(c.min_height_m, self.height_cap_m), c.platforms)
+            self.tracking.sim.set_terrain(int(i), platform_course(rng, c.layout, heights))
+            self.walk_command[i] = (rng.uniform(*c.speed_mps), 0.0, 0.0)
+            self.command_age_s[i] = -np.inf  # held for the episode
+
+    def resample(self, ids: Ints) -> None:
+        # Course episodes keep their command; place_terrain (at the reset) sets the next one.
+        on_course = getattr(self, "on_course", np.zeros(self.num_envs, dtype=bool))
+        super().resample(ids[~on_course[ids]])
+
+    def platforms_passed(self) -> NDArray[np.bool_]:
+        """(N, platforms): the base is beyond the platform's far face (course episodes only)."""
+        sim = self.tracking.sim
+        out = np.zeros_like(self.cleared)
+        for i in np.flatnonzero(self.on_course):
+            t: Terrain = sim.terrains[i]
+            axis = np.stack([np.cos(t.yaw), np.sin(t.yaw)], axis=-1)
+            along = np.einsum("bk,bk->b", sim.root_pos[i, :2] - t.center[:, :2], axis)
+            out[i, : len(t)] = along > t.half_size[:, 0]
+        return out
+
+    def platform_heights(self) -> F:
+        """(N, platforms) heights of each course's platforms (0 for walk episodes)."""
+        out = np.zeros(self.cleared.shape)
+        for i in np.flatnonzero(self.on_course):
+            t = self.tracking.sim.terrains[i]
+            out[i, : len(t)] = 2.0 * t.half_size[:, 2]
+        return out
+
+    def step_course(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict]:
+        r, sim = self.reward_cfg, self.tracking.sim
+        command = self.walk_command.copy()
+        before = self.cleared.copy()
+        on_course_before = self.on_course.copy()
+        heights = self.platform_heights()
+        obs, done, info = self.step_walk(actions)
+        # The state the step reached (a fallen env is reset by step_walk: its reward is the fall's).
+        yaw = quat.yaw(sim.root_quat)
+        v = sim.root_lin_vel_w
+        v_heading = np.stack([np.cos(yaw) * v[:, 0] + np.sin(yaw) * v[:, 1],
+                              -np.sin(yaw) * v[:, 0] + np.cos(yaw) * v[:, 1]], axis=-1)  # fmt: skip
+        yaw_rate = sim.gyro[:, 2]
+        track = np.exp(-np.sum((v_heading - command[:, :2]) ** 2, axis=1) / r.sigma_sq)
+        turn = np.exp(-((yaw_rate - command[:, 2]) ** 2) / r.sigma_sq)
+        passed = self.platforms_passed() & ~done[:, None]
+        newly = passed & ~before
+        self.cleared |= passed
+        reward = r.track * track + r.yaw * turn + r.clear * newly.sum(axis=1)
+        fell = info["fell"]
+        reward = np.where(fell, r.fall, reward)
+        info["cleared_heights"] = heights[newly]
+        # A fall on a course is charged to the first platform not yet passed: the one being attempted.
+        attempting = np.argmax(~before, axis=1)
+        pending = ~before.all(axis=1) & on_course_before
+        info["fell_heights"] = heights[np.arange(len(fell)), attempting][fell & pending]
+        info["track"] = track
+        return obs, reward * self.tracking.dt_s, done, info

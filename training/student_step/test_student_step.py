@@ -1,0 +1,117 @@
+import numpy as np
+import pytest
+import torch
+
+from parkour_core.bundle import load_bundle
+from parkour_core.runner import PolicyRunner, RobotState
+from training.envs.student import CameraConfig
+from training.student_step.env import CourseConfig, StepEnv
+from training.student_step.run import STEP_SIZES, load_init, run_student_step
+from training.student_step.teacher import ReflexConfig, lift_angles
+from training.student_walk.env import WalkConfig, walk_student_manifest
+from training.student_walk.run import CHECKPOINT, build_model
+from training.student_walk.teacher import WalkTeacher
+
+# One 10 cm platform, its near face at x = 1 m, not yawed.
+CENTER, HALF, YAW = np.array([[1.4, 0.0, 0.05]]), np.array([[0.4, 1.5, 0.05]]), np.zeros(1)
+STILL = np.zeros(3)
+
+
+def feet(x_left, z_left=0.05, vx_left=1.0):
+    pos = np.array([[x_left, 0.1, z_left], [0.0, -0.1, 0.05]])
+    vel = np.array([[vx_left, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    return pos, vel
+
+
+def test_reflex_lifts_a_swinging_foot_just_before_the_edge_by_the_height_rule():
+    cfg = ReflexConfig()
+    lift = lift_angles(*feet(0.8), STILL, CENTER, HALF, YAW, cfg)
+    assert lift[0] == pytest.approx(cfg.lift_base_rad + cfg.lift_per_m * 0.10)
+    assert lift[1] == 0.0  # the stance foot, far from the edge, is left alone
+
+
+@pytest.mark.parametrize(
+    "x, z, vx, why",
+    [
+        (0.5, 0.05, 1.0, "too far before the face"),
+        (1.2, 0.05, 1.0, "already past the face"),
+        (0.8, 0.30, 1.0, "already above the top plus clearance"),
+        (0.8, 0.05, 0.05, "not swinging: no faster than the base"),
+    ],
+)
+def test_reflex_stays_out_of_the_way(x, z, vx, why):
+    assert lift_angles(*feet(x, z, vx), STILL, CENTER, HALF, YAW)[0] == 0.0, why
+
+
+def test_reflex_works_in_the_box_frame_of_a_yawed_box():
+    yaw = np.array([np.pi / 2])  # the box's axis is +y: the face is at y = -0.4 + center
+    center = np.array([[0.0, 1.4, 0.05]])
+    pos = np.array([[0.1, 0.8, 0.05], [0.0, 0.0, 0.05]])
+    vel = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    assert lift_angles(pos, vel, STILL, center, HALF, yaw)[0] > 0.0
+    assert lift_angles(pos, vel[:, [1, 0, 2]], STILL, center, HALF, yaw)[0] == 0.0  # swinging along x: no
+
+
+def test_no_boxes_no_lift():
+    assert np.all(lift_angles(*feet(0.8), STILL, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0)) == 0.0)
+
+
+def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
+    teacher = WalkTeacher(1)
+    manifest = walk_student_manifest("t", 16, 16, teacher.kp, teacher.kd)
+
+    env = StepEnv(
+        WalkConfig(num_envs=2, seed=0, camera=CameraConfig(width=12, height=8)),
+        manifest,
+        CourseConfig(walk_fraction=0.0),
+    )
+    try:
+        env.reset()
+        assert env.on_course.all()
+        lo, hi = env.course.speed_mps
+        assert np.all((env.walk_command[:, 0] >= lo) & (env.walk_command[:, 0] <= hi))
+        assert np.all(env.walk_command[:, 1:] == 0.0)
+        heights = env.platform_heights()
+        assert np.all((heights >= env.course.min_height_m) & (heights <= env.height_cap_m + 1e-9))
+        assert not env.platforms_passed().any()  # the robot starts in front of every platform
+        # Teleport robot 0 beyond its first platform's far face: that platform counts as passed.
+        sim = env.tracking.sim
+        t = sim.terrains[0]
+        beyond = t.center[0, :2] + (t.half_size[0, 0] + 0.2) * np.array([np.cos(t.yaw[0]), np.sin(t.yaw[0])])
+        sim.set_state(0, [*beyond, 0.9], sim.root_quat[0], sim.q[0], np.zeros(3), np.zeros(3), np.zeros(29))
+        assert env.platforms_passed()[0, 0] and not env.platforms_passed()[1].any()
+    finally:
+        env.close()
+
+
+def test_init_refuses_weights_of_another_size(tmp_path):
+    tiny = STEP_SIZES["tiny"].walk.student
+    model = build_model(tiny, 0, 98, 29)
+    torch.save({"size": "walk", "state_dict": model.state_dict()}, tmp_path / CHECKPOINT)
+    with pytest.raises(ValueError, match="'walk'-size student"):
+        load_init(model, tmp_path, "tiny")
+    with pytest.raises(FileNotFoundError, match="--init"):
+        load_init(model, tmp_path / "nowhere", "tiny")
+
+
+def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
+    from training.student_walk.run import run_student_walk
+
+    run_student_walk(tmp_path / "walk", "tiny", seed=0, log=lambda s: None)
+    result = run_student_step(tmp_path / "step", "tiny", seed=0, init=tmp_path / "walk" / "bundle", log=lambda s: None)
+    rows = result["iterations"]
+    assert len(rows) == 3
+    assert rows[0]["dagger_weight"] == 1.0 and rows[-1]["dagger_weight"] == pytest.approx(0.1)
+    assert rows[-1]["height_cap_m"] > rows[0]["height_cap_m"]
+    assert (tmp_path / "step" / "curves.png").is_file()
+    bundle = load_bundle(tmp_path / "step" / "bundle")
+    assert "reflex" in bundle.manifest.provenance["teacher"]
+    assert bundle.manifest.provenance["command"]
+    # The starting weights were stage 1's: the first iteration's policy is stage 1's student.
+    walk = torch.load(tmp_path / "walk" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
+    step = torch.load(tmp_path / "step" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
+    assert walk.keys() <= step.keys()
+    targets = PolicyRunner(bundle).step(
+        RobotState(WalkTeacher(1).default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
+    )
+    assert np.all(np.isfinite(targets))
