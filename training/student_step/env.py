@@ -10,10 +10,12 @@ An episode is one of two kinds, drawn at its start:
 - **walk**: stage 1's episode (gentle terrain in half of them, a random command every 4 s), so the
   walking style keeps being exercised everywhere, not only on the course.
 
-Reward per 20 ms tick (PPO's half of the hybrid; the teacher's labels are the other):
-``w_track exp(-|v_xy - c_xy|^2 / 0.25) + w_yaw exp(-(w_z - c_wz)^2 / 0.25) + w_clear`` per platform
-whose far face the base has passed, and ``fall_reward`` on a fall (which ends the episode). Velocity
-tracking, not forward progress: FACTS.md's progress reward paid diving forward more than a fall cost.
+Reward (PPO's half of the hybrid; the teacher's labels are the other): per second,
+``w_track exp(-|v_xy - c_xy|^2 / 0.25) + w_yaw exp(-(w_z - c_wz)^2 / 0.25)`` (times the 20 ms tick);
+per event, ``clear`` for each platform whose far face the base passes and ``fall`` on a fall (which
+ends the episode). With gamma 0.99 a walking robot's value is about 3, so a fall costs as much as
+~270 ticks of perfect tracking and a platform is worth ~30. Velocity tracking, not forward progress:
+FACTS.md's progress reward paid diving forward more than its fall cost.
 """
 
 from __future__ import annotations
@@ -44,10 +46,10 @@ class CourseConfig:
 
 @dataclass(frozen=True)
 class StepReward:
-    track: float = 1.0
-    yaw: float = 0.5
-    clear: float = 2.0
-    fall: float = -50.0
+    track: float = 1.0  # per second
+    yaw: float = 0.5  # per second
+    clear: float = 1.0  # per platform passed
+    fall: float = -5.0  # per fall
     sigma_sq: float = 0.25
 
 
@@ -124,7 +126,7 @@ class StepEnv(WalkEnv):
         passed = self.platforms_passed() & ~done[:, None]
         newly = passed & ~before
         self.cleared |= passed
-        reward = r.track * track + r.yaw * turn + r.clear * newly.sum(axis=1)
+        reward = (r.track * track + r.yaw * turn) * self.tracking.dt_s + r.clear * newly.sum(axis=1)
         fell = info["fell"]
         reward = np.where(fell, r.fall, reward)
         info["cleared_heights"] = heights[newly]
@@ -133,4 +135,4 @@ class StepEnv(WalkEnv):
         pending = ~before.all(axis=1) & on_course_before
         info["fell_heights"] = heights[np.arange(len(fell)), attempting][fell & pending]
         info["track"] = track
-        return obs, reward * self.tracking.dt_s, done, info
+        return obs, reward, done, info

@@ -12,13 +12,16 @@ half of the run and stays at 0.1, lambda_PPO = 1 - lambda_D):
   and a heavy fall cost, advantages by GAE from an asymmetric critic that reads the student's
   observation and the privileged one (height scan included).
 
-The run is time-boxed: the number of iterations K that fits ``minutes`` is fixed after the first
-iteration (the schedules need K). The curriculum raises the platforms' upper height linearly from
+The run is time-boxed: the number of iterations K that fits ``minutes`` is fixed from the pace of
+iterations 1-2 (the schedules need K). The exported weights are those with the best trailing
+step-up rate once the curriculum is at full height (``step_up_rate``), else the final ones; the
+final ones are kept beside (``final_checkpoint.pt``). The curriculum raises the platforms' upper height linearly from
 ``start_cap_m`` to the course's maximum over the first ``curriculum_fraction`` of the run.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import time
@@ -48,6 +51,15 @@ from training.student_walk.teacher import REPO, TEACHER_PROVENANCE, WALK_BUNDLE
 
 DEFAULT_INIT = REPO / "models" / "student_walk"
 HEIGHT_BINS_M = (0.04, 0.075, 0.125, 0.175, 0.23)  # around 5, 10, 15 and 20 cm
+SCORE_WINDOW = 20
+PACE_ITERATIONS = 2  # iterations 1..2 set the pace (iteration 0 warms up)
+
+
+def step_up_rate(rows: list[dict[str, Any]]) -> float:
+    """Platforms of 7.5 cm and more cleared / (cleared + falls on them) over ``rows``."""
+    cleared = sum(sum(r["cleared_by_height"][1:]) for r in rows)
+    fell = sum(sum(r["fell_by_height"][1:]) for r in rows)
+    return cleared / (cleared + fell) if cleared + fell else 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +184,7 @@ def run_student_step(
     rows: list[dict[str, Any]] = []
     frames: list[np.ndarray] = []
     update: RecurrentHybridUpdate | None = None
+    best: tuple[float, int, dict[str, torch.Tensor] | None] = (-1.0, -1, None)
     total = ss.max_iterations
     T = rs.steps
     try:
@@ -183,6 +196,8 @@ def run_student_step(
         while total is None or k < total:
             started = time.monotonic()
             progress = k / total if total else 0.0
+            if total is None and time.monotonic() > deadline:
+                break
             env.height_cap_m = ss.start_cap_m + (course.max_height_m - ss.start_cap_m) * min(
                 1.0, progress / ss.curriculum_fraction
             )
@@ -243,15 +258,16 @@ def run_student_step(
                 teacher_actions=buf["teacher"], dagger_mask=torch.ones(T, n, dtype=torch.bool),
             )  # fmt: skip
             if update is None:
-                # K is fixed after this first iteration (the time box); until then a placeholder (k = 0 is the
-                # same point of every schedule).
+                # K is fixed after PACE_ITERATIONS (the time box); until then a placeholder: the first
+                # iterations are (nearly) the same point of every schedule.
                 update = RecurrentHybridUpdate(model, total or 1_000_000, ss.hybrid, rs.bptt_steps, generator)
             stats = update.update(dataclasses.replace(batch, **{f: getattr(batch, f).to(dev) for f in (
                 "obs", "depth", "privileged", "hidden", "starts", "actions", "log_probs", "values", "advantages",
                 "returns", "action_mean", "action_std", "teacher_actions", "dagger_mask")}), k)  # fmt: skip
             wall = time.monotonic() - started
-            if total is None:  # the time box: as many iterations as the first one's pace allows
-                total = update.total_iterations = max(2, int((deadline - time.monotonic()) / wall) + 1)
+            if total is None and k == PACE_ITERATIONS:  # the time box: K from the pace after warm-up
+                pace = float(np.mean([r["wall_s"] for r in rows[1:]] + [wall]))
+                total = update.total_iterations = k + 1 + max(1, int((deadline - time.monotonic()) / pace))
             row = {
                 "iteration": k,
                 "total_iterations": total,
@@ -270,6 +286,12 @@ def run_student_step(
                 "wall_s": wall,
             }
             rows.append(row)
+            # Checkpoint selection: once the curriculum has reached full height (so scores compare), keep the
+            # weights with the best step-up rate (>= 7.5 cm platforms) over the trailing window.
+            score = step_up_rate(rows[-SCORE_WINDOW:])
+            row["step_up_rate_window"] = score
+            if total and k >= ss.curriculum_fraction * total + SCORE_WINDOW and score > best[0]:
+                best = (score, k, copy.deepcopy(model.state_dict()))
             log(
                 f"student-step {k}/{total}: L_D {stats.dagger:.4f} (w {stats.dagger_weight:.2f}) "
                 f"value {stats.value:.3f} reward/s {row['reward_per_s']:.2f} cleared {row['cleared_by_height']} "
@@ -280,6 +302,9 @@ def run_student_step(
                 break
     finally:
         env.close()
+    final_state = copy.deepcopy(model.state_dict())
+    if best[2] is not None:
+        model.load_state_dict(best[2])
     model = model.cpu().eval()
     bundle_dir = out / "bundle"
     provenance = {
@@ -288,7 +313,12 @@ def run_student_step(
             "reflex": "training.student_step.teacher: a privileged step-up reflex added to the walking policy",
         },
         "training": f"training.student_step hybrid DAgger+PPO stage 2, size {size}, seed {seed}, {len(rows)} "
-        f"iterations, {n} envs, platforms 4-22 cm, from {init if init is not None else 'random weights'}",
+        f"iterations, {n} envs, platforms 4-22 cm, from {init if init is not None else 'random weights'}; "
+        + (
+            f"weights of iteration {best[1]} (best trailing step-up rate {best[0]:.2f})"
+            if best[2] is not None
+            else "final weights"
+        ),
         "size": size,
         "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
         **run_provenance(seed, time.monotonic() - t_start),
@@ -308,7 +338,10 @@ def run_student_step(
         "fell_by_height": fell_total,
         "iterations": rows,
         "bundle": str(bundle_dir),
+        "exported_iteration": best[1] if best[2] is not None else len(rows) - 1,
+        "exported_step_up_rate_window": best[0] if best[2] is not None else None,
     }
+    torch.save({"size": size, "state_dict": final_state}, out / "final_checkpoint.pt")
     (out / "student_step.json").write_text(json.dumps(result, indent=1))
     plot(rows, out / "curves.png")
     return result

@@ -65,6 +65,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     st.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
     st.add_argument("--minutes", type=float, default=60.0, help="time box of the step size")
 
+    c = sub.add_parser("compare-walk", help="the same scripted walk under parkour sim for each bundle, side by side")
+    c.add_argument("--bundles", default="g1_walk,models/student_walk", help="comma-separated bundle names or folders")
+    c.add_argument("--out", type=Path, required=True, help="output folder (compare.json, compare.md, compare.png)")
+
 
 def run(args: argparse.Namespace) -> int:
     if args.train_action == "student-walk":
@@ -72,6 +76,15 @@ def run(args: argparse.Namespace) -> int:
 
         r = run_student_walk(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes)
         print(f"parkour train student-walk: wrote {Path(args.out) / 'student_walk.json'}, bundle {r['bundle']}")
+        return 0
+    if args.train_action == "compare-walk":
+        from training.student_walk.compare import compare_walk
+
+        bundles = [b.strip() for b in args.bundles.split(",") if b.strip()]
+        if not bundles:
+            raise ValueError("--bundles names no bundle")
+        compare_walk(bundles, args.out)
+        print((Path(args.out) / "compare.md").read_text(), end="")
         return 0
     if args.train_action == "student-step":
         from training.student_step.run import DEFAULT_INIT, run_student_step
