@@ -42,7 +42,6 @@ from training.student_walk.env import WalkConfig, walk_student_manifest
 from training.student_walk.run import (
     CHECKPOINT,
     RUN_SIZES,
-    RunSize,
     build_model,
     export_walking_student,
     run_provenance,
@@ -64,7 +63,7 @@ def step_up_rate(rows: list[dict[str, Any]]) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class StepRunSize:
-    walk: RunSize  # the student and its environments: the same as stage 1's
+    walk_size: str  # stage 1's size (RUN_SIZES) this run continues: its student and environments
     hybrid: HybridConfig
     critic_hidden: tuple[int, ...]
     init_std: float
@@ -77,14 +76,14 @@ class StepRunSize:
 
 STEP_SIZES = {
     "tiny": StepRunSize(
-        RUN_SIZES["tiny"],
+        "tiny",
         HybridConfig(num_epochs=1, num_mini_batches=2, learning_rate=3e-4, entropy_coef=0.0),
         critic_hidden=(32,),
         init_std=0.2,
         max_iterations=3,
     ),
     "step": StepRunSize(
-        RUN_SIZES["walk"],
+        "walk",
         HybridConfig(num_epochs=3, num_mini_batches=4, learning_rate=3e-4, entropy_coef=0.0, max_lr=1e-3),
         critic_hidden=(256, 128),
         init_std=0.2,
@@ -93,7 +92,7 @@ STEP_SIZES = {
 
 
 def load_init(model: RecurrentDepthActorCritic, init: Path, size: str) -> None:
-    """Copy stage 1's student (backbone + GRU + MLP) into ``model``; the critic and log-std stay fresh."""
+    """Copy stage 1's ``size`` student (backbone + GRU + MLP) into ``model``; the critic and log-std stay fresh."""
     path = init / CHECKPOINT if init.is_dir() else init
     if not path.is_file():
         raise FileNotFoundError(
@@ -101,7 +100,7 @@ def load_init(model: RecurrentDepthActorCritic, init: Path, size: str) -> None:
         )
     saved = torch.load(path, map_location="cpu", weights_only=True)
     if saved.get("size") != size:
-        raise ValueError(f"{path} holds a {saved.get('size')!r}-size student; this run is size {size!r}")
+        raise ValueError(f"{path} holds a {saved.get('size')!r}-size student; this run needs a {size!r} one")
     state = {k: v for k, v in saved["state_dict"].items() if k.startswith(("backbone.", "student."))}
     missing = model.load_state_dict(state, strict=False).missing_keys
     if any(k.startswith(("backbone.", "student.")) for k in missing):
@@ -160,7 +159,7 @@ def run_student_step(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ss = STEP_SIZES[size]
-    rs = ss.walk
+    rs = RUN_SIZES[ss.walk_size]
     dev = torch.device(device)
     n = num_envs or rs.num_envs
     course = CourseConfig()
@@ -177,7 +176,7 @@ def run_student_step(
         base.backbone, base.student, privileged_dim, critic_hidden=ss.critic_hidden, init_std=ss.init_std
     )
     if init is not None:
-        load_init(model, Path(init), size)
+        load_init(model, Path(init), ss.walk_size)
     model = model.to(dev)
     generator = torch.Generator().manual_seed(seed)
     deadline = t_start + 60.0 * minutes
@@ -323,7 +322,7 @@ def run_student_step(
         "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
         **run_provenance(seed, time.monotonic() - t_start),
     }
-    export_walking_student(model, bundle_dir, "student_step", provenance, frames, manifest, size)
+    export_walking_student(model, bundle_dir, "student_step", provenance, frames, manifest, ss.walk_size)
     cleared_total = np.sum([r["cleared_by_height"] for r in rows], axis=0).tolist()
     fell_total = np.sum([r["fell_by_height"] for r in rows], axis=0).tolist()
     result = {
@@ -341,7 +340,7 @@ def run_student_step(
         "exported_iteration": best[1] if best[2] is not None else len(rows) - 1,
         "exported_step_up_rate_window": best[0] if best[2] is not None else None,
     }
-    torch.save({"size": size, "state_dict": final_state}, out / "final_checkpoint.pt")
+    torch.save({"size": ss.walk_size, "state_dict": final_state}, out / "final_checkpoint.pt")
     (out / "student_step.json").write_text(json.dumps(result, indent=1))
     plot(rows, out / "curves.png")
     return result

@@ -9,7 +9,7 @@ from training.student_step.env import CourseConfig, StepEnv
 from training.student_step.run import STEP_SIZES, load_init, run_student_step
 from training.student_step.teacher import ReflexConfig, lift_angles
 from training.student_walk.env import WalkConfig, walk_student_manifest
-from training.student_walk.run import CHECKPOINT, build_model
+from training.student_walk.run import CHECKPOINT, RUN_SIZES, build_model
 from training.student_walk.teacher import WalkTeacher
 
 # One 10 cm platform, its near face at x = 1 m, not yawed.
@@ -85,10 +85,10 @@ def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
 
 
 def test_init_refuses_weights_of_another_size(tmp_path):
-    tiny = STEP_SIZES["tiny"].walk.student
+    tiny = RUN_SIZES[STEP_SIZES["tiny"].walk_size].student
     model = build_model(tiny, 0, 98, 29)
     torch.save({"size": "walk", "state_dict": model.state_dict()}, tmp_path / CHECKPOINT)
-    with pytest.raises(ValueError, match="'walk'-size student"):
+    with pytest.raises(ValueError, match="holds a 'walk'-size student; this run needs a 'tiny' one"):
         load_init(model, tmp_path, "tiny")
     with pytest.raises(FileNotFoundError, match="--init"):
         load_init(model, tmp_path / "nowhere", "tiny")

@@ -25,6 +25,7 @@ from parkour_core.bundle import Manifest, load_bundle, write_manifest
 from training.algorithms.hybrid import masked_mse
 from training.envs.student import CameraConfig
 from training.export.models import DepthBackbone, RecurrentStudent, StudentSize, parameter_count
+from training.export.parity import ParityError
 from training.export.student import export_student
 from training.pipeline.student_update import RecurrentDepthActorCritic, SequenceBatch
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
@@ -128,8 +129,19 @@ def export_walking_student(
     gains: Manifest,
     size: str,
 ) -> None:
-    """The bundle (ONNX pair, int8 calibrated on ``frames``) with the teacher's PD gains, and the torch weights."""
-    export_student(model.backbone, model.student, bundle_dir, name, provenance, calibration_frames=frames)
+    """The torch weights, then the bundle (ONNX pair) with the teacher's PD gains.
+
+    int8 (calibrated on ``frames``) when it passes the exporter's parity check against fp32, else fp32:
+    a trained walker's actions reach ~5, where int8's error can exceed the check's tolerance.
+    """
+    bundle_dir.mkdir(parents=True, exist_ok=True)
+    # Saved first: an export that fails must not lose the run. Stage 2 (student-step) starts from them.
+    torch.save({"size": size, "state_dict": model.state_dict()}, bundle_dir / CHECKPOINT)
+    try:
+        export_student(model.backbone, model.student, bundle_dir, name, provenance, calibration_frames=frames)
+    except ParityError as error:
+        provenance = {**provenance, "precision_choice": f"fp32: int8 failed the parity check ({error})"}
+        export_student(model.backbone, model.student, bundle_dir, name, provenance, precision="fp32")
     # export_student writes the stand gains; this student was trained under the walking policy's PD.
     m = load_bundle(bundle_dir).manifest
     write_manifest(bundle_dir, dataclasses.replace(
@@ -137,8 +149,6 @@ def export_walking_student(
         provenance={**m.provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), re-stamped after export"},
     ))  # fmt: skip
     load_bundle(bundle_dir)
-    # The torch weights beside the ONNX pair: stage 2 (student-step) starts from them.
-    torch.save({"size": size, "state_dict": model.state_dict()}, bundle_dir / CHECKPOINT)
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
