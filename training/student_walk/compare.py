@@ -124,8 +124,17 @@ def run_sim(bundle: str, out: Path, config: Path, duration_s: float) -> None:
         raise RuntimeError(f"parkour sim --bundle {bundle} failed ({proc.returncode}): {proc.stderr[-2000:]}")
 
 
-def label_of(bundle: str) -> str:
-    return Path(bundle).name or bundle
+def labels_for(bundles: list[str]) -> list[str]:
+    """Distinct folder-safe labels: a bundle's name, or its run's name for ``.../<run>/bundle``."""
+    labels: list[str] = []
+    for bundle in bundles:
+        path = Path(bundle)
+        label = path.parent.name if path.name == "bundle" and path.parent.name else (path.name or bundle)
+        base, k = label, 2
+        while label in labels:
+            label, k = f"{base}_{k}", k + 1
+        labels.append(label)
+    return labels
 
 
 def plot(runs: dict[str, Path], path: Path) -> None:
@@ -184,8 +193,7 @@ def compare_walk(bundles: list[str], out: Path, duration_s: float = DURATION_S, 
     config_path.write_text(yaml.safe_dump(compare_config(config_dir() / f"{robot}_sim.yaml", WALK_SCRIPT)))
     runs: dict[str, Path] = {}
     results: dict[str, dict[str, Any]] = {}
-    for bundle in bundles:
-        label = label_of(bundle)
+    for bundle, label in zip(bundles, labels_for(bundles), strict=True):
         run = out / label
         run_sim(bundle, run, config_path, duration_s)
         runs[label] = run

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from training.student_walk.compare import command_at, walk_metrics
+from training.student_walk.compare import command_at, labels_for, walk_metrics
 
 
 def log(*rows):
@@ -51,3 +51,13 @@ def test_a_fall_ends_the_scored_time():
     m = walk_metrics(run_at(0.5, 0.0, fell_at=4.0), script, {"active_from_s": 0.0})
     assert m["fell"] and m["fell_at_s"] == 4.0
     assert m["scored_s"] == pytest.approx(4.0 - 1.5, abs=0.05)  # settle 1.5 s after the command
+
+
+def test_labels_are_distinct_for_bundles_in_run_folders():
+    assert labels_for(["g1_walk", "runs/a/bundle", "runs/b/bundle", "models/student_walk", "x/student_walk"]) == [
+        "g1_walk",
+        "a",
+        "b",
+        "student_walk",
+        "student_walk_2",
+    ]
