@@ -69,6 +69,7 @@ class StepEnv(WalkEnv):
         n = cfg.num_envs
         self.on_course = np.zeros(n, dtype=bool)
         self.cleared = np.zeros((n, course.platforms), dtype=bool)
+        self.heights = np.zeros((n, course.platforms))
         self.course_rng = np.random.default_rng([cfg.seed, 19])
         super().__init__(cfg, manifest)
 
@@ -78,16 +79,17 @@ class StepEnv(WalkEnv):
         super().place_terrain(ids[walk])
         self.on_course[ids] = ~walk
         self.cleared[ids] = False
+        self.heights[ids] = 0.0
         for i in ids[~walk]:
             heights = rng.uniform(c.min_height_m, max(c.min_height_m, self.height_cap_m), c.platforms)
+            self.heights[i] = heights
             self.tracking.sim.set_terrain(int(i), platform_course(rng, c.layout, heights))
             self.walk_command[i] = (rng.uniform(*c.speed_mps), 0.0, 0.0)
             self.command_age_s[i] = -np.inf  # held for the episode
 
     def resample(self, ids: Ints) -> None:
         # Course episodes keep their command; place_terrain (at the reset) sets the next one.
-        on_course = getattr(self, "on_course", np.zeros(self.num_envs, dtype=bool))
-        super().resample(ids[~on_course[ids]])
+        super().resample(ids[~self.on_course[ids]])
 
     def platforms_passed(self) -> NDArray[np.bool_]:
         """(N, platforms): the base is beyond the platform's far face (course episodes only)."""
@@ -101,12 +103,8 @@ class StepEnv(WalkEnv):
         return out
 
     def platform_heights(self) -> F:
-        """(N, platforms) heights of each course's platforms (0 for walk episodes)."""
-        out = np.zeros(self.cleared.shape)
-        for i in np.flatnonzero(self.on_course):
-            t = self.tracking.sim.terrains[i]
-            out[i, : len(t)] = 2.0 * t.half_size[:, 2]
-        return out
+        """(N, platforms) heights of each course's platforms (0 for walk episodes), drawn at its start."""
+        return self.heights.copy()
 
     def step_course(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict]:
         r, sim = self.reward_cfg, self.tracking.sim
