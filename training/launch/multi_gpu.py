@@ -74,6 +74,17 @@ def init_distributed(device: str = "cuda", backend: str | None = None) -> DistIn
     return DistInfo(rank=rank, world_size=world, local_rank=local_rank, device=dev)
 
 
+def shutdown_distributed() -> None:
+    """Leave the process group together: a barrier first, so no rank tears down its gloo pairs
+    (or rank 0 its TCP store) while a peer is still using them. Without it a rank that is slower
+    to finish was seen to abort in the C++ teardown ("terminate called without an active
+    exception") on a loaded 2-core machine."""
+    if not dist.is_initialized():
+        return
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 def rank_seed(seed: int, rank: int) -> int:
     """Each rank explores differently: seed + rank (rsl-rl does the same)."""
     return seed + rank
@@ -245,8 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         plan.update(result)
         ok = result["max_param_diff_after"] == 0.0
     print(json.dumps(plan), flush=True)
-    if info.distributed:
-        dist.destroy_process_group()
+    shutdown_distributed()
     if not ok:
         print(f"rank {info.rank}: parameters differ across ranks after the update", file=sys.stderr)
     return 0 if ok else 1

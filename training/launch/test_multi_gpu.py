@@ -52,7 +52,7 @@ def _worker(rank: int, port: int, out_dir: str) -> None:
         result["unsynced_param_diff"] = multi_gpu.parameters_agree(model)
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(result))
     finally:
-        dist.destroy_process_group()
+        multi_gpu.shutdown_distributed()
 
 
 def test_two_ranks_stay_identical(tmp_path: Path) -> None:

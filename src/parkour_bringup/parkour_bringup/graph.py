@@ -90,18 +90,33 @@ def wait_ready(nodes: list[NodeProcess], run_dir: Path, timeout_s: float) -> Non
         time.sleep(0.05)
 
 
-def stop_nodes(nodes: list[NodeProcess], timeout_s: float = 10.0) -> None:
-    """SIGINT (nodes write their metrics on the way out), then SIGKILL what is left."""
+# All nodes write their metrics and leave DDS at once on SIGINT; on a loaded 2-core machine that
+# took over 10 s once (a script node was killed before it wrote script.json), so the grace is generous.
+STOP_GRACE_S = 30.0
+
+
+def stop_nodes(nodes: list[NodeProcess], timeout_s: float = STOP_GRACE_S) -> list[str]:
+    """SIGINT (nodes write their metrics on the way out), then SIGKILL what is left.
+
+    Returns the names of the nodes that had to be killed, and says so on stderr: their metrics
+    files are missing, and the report's error should not be the first hint why.
+    """
     for n in nodes:
         if n.proc.poll() is None:
             n.proc.send_signal(signal.SIGINT)
     deadline = time.monotonic() + timeout_s
+    killed = []
     for n in nodes:
         try:
             n.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             n.proc.kill()
             n.proc.wait()
+            killed.append(n.name)
+    if killed:
+        print(f"parkour: nodes {killed} did not exit within {timeout_s:.0f} s of SIGINT and were killed; "
+              "their metrics files are missing", file=sys.stderr, flush=True)  # fmt: skip
+    return killed
 
 
 def _has_policy(config: Path) -> bool:
