@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
 from parkour_core.depth import DepthSpec
+from parkour_core.gait import GaitClock
 from parkour_core.obs import build_observation, observation_size
 from parkour_core.runner import RobotState, observation_input
 from parkour_sim.depth_camera import (
@@ -210,6 +211,17 @@ class StudentEnv:
         self.tracking.after_physics.append(self.depth.after_physics)
         self.tracking.after_reset.append(self.depth.reset)
         self.command = np.zeros((self.num_envs, 3))
+        # Phase-conditioned bundles (a manifest ``gait_period_s``, ``sin_phase``/``cos_phase`` terms) see one
+        # gait clock per environment, reset with its episode and advanced once per tick with the command in
+        # force, as PolicyRunner runs it on the robot.
+        period = self.manifest.gait_period_s
+        self.gait_clocks = [GaitClock(period, self.tracking.dt_s) for _ in range(self.num_envs)] if period else []
+        self.gait_phase = np.zeros((self.num_envs, 2 if period else 0))
+        self.tracking.after_reset.append(self._reset_gait)
+
+    def _reset_gait(self, ids: Ints) -> None:
+        for i in ids if self.gait_clocks else ():
+            self.gait_clocks[int(i)].reset()
 
     @property
     def termination_m(self) -> float:
@@ -224,7 +236,7 @@ class StudentEnv:
 
     def reset(self, env_ids: Ints | None = None, start_frames: Ints | None = None, ref_ids: Ints | None = None):
         privileged = self.tracking.reset(env_ids, start_frames, ref_ids)
-        return self._observe(privileged)
+        return self._observe(privileged, None if env_ids is None else np.asarray(env_ids, dtype=np.int64))
 
     def step(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict[str, Any]]:
         privileged, reward, done, info = self.tracking.step(actions)
@@ -241,19 +253,25 @@ class StudentEnv:
         heading = np.array([r.command_heading[f] for r, f in zip(refs, t.frame, strict=True)])
         return command_in_heading_frame(vel, heading, t.sim.root_quat)
 
-    def policy_observation(self) -> NDArray[np.float32]:
-        """(N, obs_size): the manifest's terms through parkour_core, as the policy node builds them."""
+    def policy_observation(self, ticked: Ints | None = None) -> NDArray[np.float32]:
+        """(N, obs_size): the manifest's terms through parkour_core, as the policy node builds them.
+
+        ``ticked``: the environments whose gait clocks advance (a policy tick); None: all of them. A
+        reset of some environments ticks only theirs, so no clock advances twice in one step.
+        """
         t = self.tracking
         self.command = self._commands()
+        for i in (range(self.num_envs) if ticked is None else ticked) if self.gait_clocks else ():
+            self.gait_phase[i] = self.gait_clocks[int(i)].advance(self.command[i])
         q, dq, rq, gyro = t.sim.q, t.sim.dq, t.sim.root_quat, t.sim.gyro
         out = np.empty((self.num_envs, self.num_obs), dtype=np.float32)
         for i in range(self.num_envs):
             state = RobotState(q[i], dq[i], rq[i], gyro[i])
             o = observation_input(
-                self.manifest, state, self.command[i], t.last_action[i], self.contract.default_q, np.zeros(0)
+                self.manifest, state, self.command[i], t.last_action[i], self.contract.default_q, self.gait_phase[i]
             )
             build_observation(self.manifest.obs_terms, o, out=out[i])
         return out
 
-    def _observe(self, privileged: NDArray[np.float32]) -> dict[str, NDArray[np.float32]]:
-        return {"policy": self.policy_observation(), "depth": self.depth.image.copy(), "privileged": privileged}
+    def _observe(self, privileged: NDArray[np.float32], ticked: Ints | None = None) -> dict[str, NDArray[np.float32]]:
+        return {"policy": self.policy_observation(ticked), "depth": self.depth.image.copy(), "privileged": privileged}

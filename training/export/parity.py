@@ -21,6 +21,7 @@ import torch
 from parkour_core.bundle import Bundle, Manifest
 from parkour_core.command import discretise_command
 from parkour_core.depth import DepthSpec, preprocess_depth
+from parkour_core.gait import GaitClock
 from parkour_core.obs import ObsInput, build_observation
 from parkour_core.runner import PolicyRunner, RobotState
 from training.export.models import DepthBackbone, RecurrentStudent
@@ -121,10 +122,12 @@ def torch_rollout(
     latent = torch.zeros(1, manifest.depth.latent_dim)
     hidden = torch.zeros(manifest.hidden_shape)
     last_action = np.zeros(n)
+    clock = GaitClock(manifest.gait_period_s, 1.0 / manifest.policy_hz) if manifest.gait_period_s else None
     actions, hiddens = [], []
     for state, command, frame in zip(rollout.states, rollout.commands, rollout.depth_frames, strict=True):
         if frame is not None:
             latent = backbone(torch.from_numpy(frame[None]))
+        phase = clock.advance(command) if clock is not None else np.zeros(0)
         discrete = discretise_command(command, manifest.command) if manifest.command else np.zeros(0)
         obs = build_observation(
             manifest.obs_terms,
@@ -136,7 +139,7 @@ def torch_rollout(
                 command=command,
                 last_action=last_action,
                 default_q=default_q,
-                gait_phase=np.zeros(0),
+                gait_phase=phase,
                 command_discrete=discrete,
             ),
         )

@@ -106,6 +106,8 @@ def student_manifest(
     robot: RobotSpec = G1,
     latent_dim: int = 32,
 ) -> Manifest:
+    """The standard student's manifest. A student trained with other terms, a gait clock or other gains
+    (``training.student_walk``) replaces those fields; ``export_student(template=...)`` does."""
     return Manifest(
         format_version=FORMAT_VERSION,
         name=name,
@@ -220,8 +222,12 @@ def export_student(
     provenance: dict[str, Any],
     precision: str = "int8",
     calibration_frames: list[np.ndarray] | None = None,
+    template: Manifest | None = None,
 ) -> Path:
     """Write and check a student bundle; returns its folder.
+
+    ``template``: the manifest the student was trained under; its observation terms, gait clock and
+    PD gains replace the standard student's (the parity checks then run with them).
 
     Raises :class:`training.export.parity.ParityError` when a numerical check fails and
     :class:`ExportError` for arguments it cannot export; either way no manifest is left in
@@ -243,6 +249,10 @@ def export_student(
     manifest = student_manifest(
         name, student.gru.hidden_size, _hashes(out_dir, reference_files), {}, latent_dim=_latent_dim(backbone)
     )
+    if template is not None:
+        manifest = dataclasses.replace(
+            manifest, obs_terms=template.obs_terms, gait_period_s=template.gait_period_s, kp=template.kp, kd=template.kd
+        )
     reference = _bundle_in_memory(out_dir, manifest)
     parity = check_against_torch(reference, backbone, student, steps=PARITY_STEPS, tolerance=PARITY_TOLERANCE)
     checks: dict[str, Any] = {

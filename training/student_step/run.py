@@ -4,7 +4,10 @@ The student starts from stage 1's weights (``--init``: a student-walk bundle's `
 and acts on its own: actions are drawn from its Gaussian (learned log-std) in every environment.
 Each iteration's loss is PHP's ``L = lambda_PPO L_PPO + lambda_D L_D``
 (``training.pipeline.student_update.RecurrentHybridUpdate``: lambda_D ramps 1 -> 0.1 over the first
-half of the run and stays at 0.1, lambda_PPO = 1 - lambda_D):
+half of the schedule and stays at 0.1, lambda_PPO = 1 - lambda_D). The schedule is gated on success:
+it advances one iteration only when the trailing step-up rate has reached ``ramp_gate_rate``, so
+lambda_D stays high until the student steps up (the first run, on a plain ramp, drifted from the
+teacher as lambda_D fell and never stepped up):
 
 - **L_D**: the MSE to the terrain-aware teacher's actions (``StepTeacher``: the walking policy plus
   its privileged step-up reflex) at every step the student visited;
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from parkour_core.bundle import as_array, load_bundle
+from parkour_core.bundle import load_bundle
 from training.algorithms.hybrid import HybridConfig, compute_gae
 from training.export.models import parameter_count
 from training.pipeline.student_update import RecurrentDepthActorCritic, RecurrentHybridUpdate, SequenceBatch
@@ -69,6 +72,7 @@ class StepRunSize:
     init_std: float
     start_cap_m: float = 0.10
     curriculum_fraction: float = 0.3
+    ramp_gate_rate: float = 0.4  # trailing step-up rate (>= 7.5 cm) at which the hybrid schedule advances
     gamma: float = 0.99
     lam: float = 0.95
     max_iterations: int | None = None
@@ -81,6 +85,7 @@ STEP_SIZES = {
         critic_hidden=(32,),
         init_std=0.2,
         max_iterations=3,
+        ramp_gate_rate=0.0,  # the schedule always advances (a 3-iteration run steps up nothing)
     ),
     "step": StepRunSize(
         "walk",
@@ -165,9 +170,7 @@ def run_student_step(
     course = CourseConfig()
     t_start = time.monotonic()
     walker = load_bundle(WALK_BUNDLE).manifest  # the student runs under the walking policy's PD, as in stage 1
-    manifest = walk_student_manifest(
-        "student_step", rs.student.gru_hidden, rs.student.latent_dim, as_array(walker.kp), as_array(walker.kd)
-    )
+    manifest = walk_student_manifest("student_step", rs.student.gru_hidden, rs.student.latent_dim, walker)
     env = StepEnv(WalkConfig(num_envs=n, seed=seed, camera=rs.camera), manifest, course)
     teacher = StepTeacher(n, env.tracking.sim)
     privileged_dim = env.num_obs + env.tracking.num_obs
@@ -192,6 +195,7 @@ def run_student_step(
         hidden = model.initial_hidden(n).to(dev)
         starts = torch.ones(n, dtype=torch.bool)
         k = 0
+        schedule_k = 0  # the hybrid schedule's iteration: advances only on success (ramp_gate_rate)
         while total is None or k < total:
             started = time.monotonic()
             progress = k / total if total else 0.0
@@ -213,7 +217,7 @@ def run_student_step(
             fell: list[float] = []
             speeds, commands, tracks = [], [], []
             for t in range(T):
-                label = teacher.act(env.walk_command, env.tracking.last_action)
+                label = teacher.act(env.walk_command, env.tracking.last_action, env.gait_phase)
                 o, d = torch.from_numpy(obs["policy"]), torch.from_numpy(obs["depth"])
                 p = torch.cat([o, torch.from_numpy(obs["privileged"])], dim=-1)
                 with torch.no_grad():
@@ -262,7 +266,7 @@ def run_student_step(
                 update = RecurrentHybridUpdate(model, total or 1_000_000, ss.hybrid, rs.bptt_steps, generator)
             stats = update.update(dataclasses.replace(batch, **{f: getattr(batch, f).to(dev) for f in (
                 "obs", "depth", "privileged", "hidden", "starts", "actions", "log_probs", "values", "advantages",
-                "returns", "action_mean", "action_std", "teacher_actions", "dagger_mask")}), k)  # fmt: skip
+                "returns", "action_mean", "action_std", "teacher_actions", "dagger_mask")}), schedule_k)  # fmt: skip
             wall = time.monotonic() - started
             if total is None and k == PACE_ITERATIONS:  # the time box: K from the pace after warm-up
                 pace = float(np.mean([r["wall_s"] for r in rows[1:]] + [wall]))
@@ -289,6 +293,9 @@ def run_student_step(
             # weights with the best step-up rate (>= 7.5 cm platforms) over the trailing window.
             score = step_up_rate(rows[-SCORE_WINDOW:])
             row["step_up_rate_window"] = score
+            row["schedule_iteration"] = schedule_k
+            if score >= ss.ramp_gate_rate:
+                schedule_k += 1
             if total and k >= ss.curriculum_fraction * total + SCORE_WINDOW and score > best[0]:
                 best = (score, k, copy.deepcopy(model.state_dict()))
             log(

@@ -87,9 +87,10 @@ class StepTeacher:
     def reset(self, env_ids: NDArray[np.int64] | None = None) -> None:
         self.walker.reset(env_ids)
 
-    def act(self, command: F, last_action: F) -> F:
+    def act(self, command: F, last_action: F, phase: F | None = None) -> F:
+        """``phase``: the environment's gait phase (see ``WalkTeacher.observe``)."""
         sim = self.sim
-        actions = self.walker.act(sim.q, sim.dq, sim.root_quat, sim.gyro, command, last_action)
+        actions = self.walker.act(sim.q, sim.dq, sim.root_quat, sim.gyro, command, last_action, phase)
         pos, _, vel, _ = sim.bodies(self.feet)
         base_vel = sim.root_lin_vel_w
         for i, terrain in enumerate(sim.terrains):

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -58,7 +60,7 @@ def test_no_boxes_no_lift():
 
 def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
     teacher = WalkTeacher(1)
-    manifest = walk_student_manifest("t", 16, 16, teacher.kp, teacher.kd)
+    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
 
     env = StepEnv(
         WalkConfig(num_envs=2, seed=0, camera=CameraConfig(width=12, height=8)),
@@ -102,6 +104,7 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
     rows = result["iterations"]
     assert len(rows) == 3
     assert rows[0]["dagger_weight"] == 1.0 and rows[-1]["dagger_weight"] == pytest.approx(0.1)
+    assert [r["schedule_iteration"] for r in rows] == [0, 1, 2]  # a gate of 0 always opens
     assert rows[-1]["height_cap_m"] > rows[0]["height_cap_m"]
     assert (tmp_path / "step" / "curves.png").is_file()
     bundle = load_bundle(tmp_path / "step" / "bundle")
@@ -115,3 +118,18 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
         RobotState(WalkTeacher(1).default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
     )
     assert np.all(np.isfinite(targets))
+
+
+def test_hybrid_schedule_waits_for_step_ups(tmp_path, monkeypatch):
+    """Below the gate's step-up rate lambda_D stays at 1 (the plain ramp would reach 0.1 by the third iteration)."""
+    from training.student_step import run as step_run
+    from training.student_walk.run import run_student_walk
+
+    run_student_walk(tmp_path / "walk", "tiny", seed=0, log=lambda s: None)
+    closed = dataclasses.replace(STEP_SIZES["tiny"], ramp_gate_rate=1.01)  # no rate reaches it
+    monkeypatch.setitem(step_run.STEP_SIZES, "tiny", closed)
+    rows = run_student_step(tmp_path / "step", "tiny", seed=0, init=tmp_path / "walk" / "bundle", log=lambda s: None)[
+        "iterations"
+    ]
+    assert [r["schedule_iteration"] for r in rows] == [0, 0, 0]
+    assert all(r["dagger_weight"] == 1.0 for r in rows)

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
+from parkour_core.obs import ObsTerm
 from training.envs.randomization import RandomizationConfig
 from training.envs.reference import Terrain, standing_reference
 from training.envs.student import CameraConfig, StudentConfig, StudentEnv
@@ -83,10 +84,20 @@ class WalkConfig:
     randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
 
 
-def walk_student_manifest(name: str, hidden_size: int, latent_dim: int, kp: F, kd: F) -> Manifest:
-    """The student bundle's manifest with the walking policy's PD gains."""
+# The walking policy's gait phase: its actions follow its clock, so the student reads the same clock
+# rather than inferring the phase from proprioception (the first stage-1 run, without it, walked at
+# half the commanded speed).
+GAIT_TERMS = (ObsTerm("sin_phase", 2), ObsTerm("cos_phase", 2))
+
+
+def walk_student_manifest(name: str, hidden_size: int, latent_dim: int, teacher: Manifest) -> Manifest:
+    """The student bundle's manifest with the walking policy's PD gains and gait clock (as observed terms)."""
     m = student_manifest(name, hidden_size, {}, {}, latent_dim=latent_dim)
-    return dataclasses.replace(m, kp=tuple(float(x) for x in kp), kd=tuple(float(x) for x in kd))
+    if teacher.gait_period_s is None:
+        raise ValueError(f"teacher bundle {teacher.name!r} has no gait clock; the walking student reads one")
+    return dataclasses.replace(
+        m, kp=teacher.kp, kd=teacher.kd, obs_terms=(*m.obs_terms, *GAIT_TERMS), gait_period_s=teacher.gait_period_s
+    )
 
 
 class WalkEnv(StudentEnv):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from parkour_core.bundle import Manifest, load_bundle, write_manifest
+from parkour_core.bundle import Manifest, load_bundle
 from training.algorithms.hybrid import masked_mse
 from training.envs.student import CameraConfig
 from training.export.models import DepthBackbone, RecurrentStudent, StudentSize, parameter_count
@@ -126,10 +126,10 @@ def export_walking_student(
     name: str,
     provenance: dict[str, Any],
     frames: list[np.ndarray],
-    gains: Manifest,
+    template: Manifest,
     size: str,
 ) -> None:
-    """The torch weights, then the bundle (ONNX pair) with the teacher's PD gains.
+    """The torch weights, then the bundle (ONNX pair) with the training manifest's terms, gait and gains.
 
     int8 (calibrated on ``frames``) when it passes the exporter's parity check against fp32, else fp32:
     a trained walker's actions reach ~5, where int8's error can exceed the check's tolerance.
@@ -137,17 +137,14 @@ def export_walking_student(
     bundle_dir.mkdir(parents=True, exist_ok=True)
     # Saved first: an export that fails must not lose the run. Stage 2 (student-step) starts from them.
     torch.save({"size": size, "state_dict": model.state_dict()}, bundle_dir / CHECKPOINT)
+    provenance = {**provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), which it trained under"}
     try:
-        export_student(model.backbone, model.student, bundle_dir, name, provenance, calibration_frames=frames)
+        export_student(
+            model.backbone, model.student, bundle_dir, name, provenance, calibration_frames=frames, template=template
+        )
     except ParityError as error:
         provenance = {**provenance, "precision_choice": f"fp32: int8 failed the parity check ({error})"}
-        export_student(model.backbone, model.student, bundle_dir, name, provenance, precision="fp32")
-    # export_student writes the stand gains; this student was trained under the walking policy's PD.
-    m = load_bundle(bundle_dir).manifest
-    write_manifest(bundle_dir, dataclasses.replace(
-        m, kp=gains.kp, kd=gains.kd,
-        provenance={**m.provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), re-stamped after export"},
-    ))  # fmt: skip
+        export_student(model.backbone, model.student, bundle_dir, name, provenance, precision="fp32", template=template)
     load_bundle(bundle_dir)
 
 
@@ -194,9 +191,7 @@ def run_student_walk(
     n = num_envs or rs.num_envs
     teacher_envs = max(1, n // 8)
     teacher = WalkTeacher(n)
-    manifest = walk_student_manifest(
-        "student_walk", rs.student.gru_hidden, rs.student.latent_dim, teacher.kp, teacher.kd
-    )
+    manifest = walk_student_manifest("student_walk", rs.student.gru_hidden, rs.student.latent_dim, teacher.manifest)
     env = WalkEnv(WalkConfig(num_envs=n, seed=seed, camera=rs.camera), manifest)
     model = build_model(rs.student, seed, env.num_obs, env.num_actions).to(dev)
     optimizer = torch.optim.Adam(model.parameters(), lr=rs.learning_rate)
@@ -227,7 +222,9 @@ def run_student_walk(
             speed_t, speed_s, cmd_vx = [], [], []
             for t in range(T):
                 sim = env.tracking.sim
-                label = teacher.act(sim.q, sim.dq, sim.root_quat, sim.gyro, env.walk_command, env.tracking.last_action)
+                label = teacher.act(
+                    sim.q, sim.dq, sim.root_quat, sim.gyro, env.walk_command, env.tracking.last_action, env.gait_phase
+                )
                 o, d = torch.from_numpy(obs["policy"]), torch.from_numpy(obs["depth"])
                 with torch.no_grad():
                     mean, next_hidden = model.step(o.to(dev), d.to(dev), hidden)

@@ -52,19 +52,26 @@ class WalkTeacher:
             if clock is not None:
                 clock.reset()
 
-    def observe(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F) -> NDArray[np.float32]:
-        """Advance every gait clock one tick and build each environment's teacher observation."""
+    def observe(
+        self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F, phase: F | None = None
+    ) -> NDArray[np.float32]:
+        """Build each environment's teacher observation.
+
+        ``phase`` (N, 2): the gait phase to observe, from the environment's clocks (``StudentEnv.gait_phase``,
+        the one the student sees); None: this teacher's own clocks advance one tick.
+        """
         m = self.manifest
         for i in range(self.num_envs):
             clock = self.clocks[i]
-            phase = clock.advance(command[i]) if clock is not None else np.zeros(0)
+            own = clock.advance(command[i]) if clock is not None and phase is None else np.zeros(0)
+            phase_i = phase[i] if phase is not None else own
             state = RobotState(q[i], dq[i], quat[i], gyro[i])
-            o = observation_input(m, state, command[i], last_action[i], self.default_q, phase)
+            o = observation_input(m, state, command[i], last_action[i], self.default_q, phase_i)
             build_observation(m.obs_terms, o, out=self.obs[i])
         return self.obs
 
-    def act(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F) -> F:
-        obs = self.observe(q, dq, quat, gyro, command, last_action)
+    def act(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F, phase: F | None = None) -> F:
+        obs = self.observe(q, dq, quat, gyro, command, last_action, phase)
         out = np.empty((self.num_envs, len(self.default_q)))
         for i in range(self.num_envs):
             out[i] = self.session.run([self.action_name], {self.obs_name: obs[i : i + 1]})[0][0]

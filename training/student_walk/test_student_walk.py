@@ -2,7 +2,10 @@ import numpy as np
 import torch
 
 from parkour_core.bundle import load_bundle
+from parkour_core.gait import GaitClock
 from parkour_core.runner import PolicyRunner, RobotState
+from training.envs.student import CameraConfig
+from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
 from training.student_walk.run import RUN_SIZES, build_model, dagger_update, run_student_walk, sequence_batch
 from training.student_walk.teacher import WALK_BUNDLE, WalkTeacher
 
@@ -24,6 +27,40 @@ def test_batched_teacher_matches_policy_runner():
             assert np.abs(r.last_action - actions[i]).max() < 1e-5
             assert np.abs(targets - (teacher.default_q + 0.25 * actions[i])).max() < 1e-5
         last = actions
+
+
+def test_student_sees_the_gait_clock_a_policy_runner_would_run():
+    """Each environment's phase is a GaitClock reset at its episode start and ticked once per step with
+    the command in force (a reset of one environment restarts only its clock); the teacher given that
+    phase acts as the teacher on its own clocks."""
+    teacher, twin = WalkTeacher(2), WalkTeacher(2)
+    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
+    assert [t.name for t in manifest.obs_terms[-2:]] == ["sin_phase", "cos_phase"]
+    env = WalkEnv(WalkConfig(num_envs=2, seed=3, camera=CameraConfig(width=12, height=8)), manifest)
+    try:
+        obs = env.reset()
+        clocks = [GaitClock(manifest.gait_period_s, 1.0 / manifest.policy_hz) for _ in range(2)]
+        expected = np.stack([c.advance(env.walk_command[i]) for i, c in enumerate(clocks)])
+        for tick in range(40):
+            assert np.allclose(env.gait_phase, expected)
+            assert np.allclose(obs["policy"][:, -4:], np.concatenate([np.sin(expected), np.cos(expected)], axis=1))
+            sim = env.tracking.sim
+            args = (sim.q, sim.dq, sim.root_quat, sim.gyro, env.walk_command, env.tracking.last_action)
+            actions = teacher.act(*args, env.gait_phase)
+            assert np.allclose(actions, twin.act(*args))
+            obs, done, _ = env.step_walk(actions)
+            reset = done.copy()
+            if tick == 15:  # as a fall does: a new command, then a reset of that environment alone
+                env.resample(np.array([1]))
+                obs = env.reset(np.array([1]))
+                reset[1] = True
+            for i in np.flatnonzero(reset):
+                clocks[i].reset()
+                twin.reset(np.array([i]))
+            expected = np.stack([c.advance(env.walk_command[i]) for i, c in enumerate(clocks)])
+        assert not np.allclose(env.gait_phase[0], env.gait_phase[1])  # env 1 restarted its stride
+    finally:
+        env.close()
 
 
 def test_dagger_loss_falls_on_a_fixed_batch():
