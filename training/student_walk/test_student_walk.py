@@ -97,3 +97,25 @@ def test_tiny_run_writes_a_bundle_policy_runner_loads(tmp_path):
         RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
     )
     assert np.all(np.isfinite(targets))
+
+
+def test_committed_students_load_and_run_their_gait_clock():
+    """The trained bundles under models/ (issue 13) pass load_bundle's SHA-256 checks, were trained under
+    the walking policy's gains and clock, and their provenance names the command, seed and commit."""
+    from parkour_core.bundles import registry, resolve_bundle
+
+    teacher = WalkTeacher(1)
+    names = [n for n in ("student_walk", "student_step") if n in registry()]
+    assert "student_walk" in names
+    for name in names:
+        path = resolve_bundle(name)
+        bundle = load_bundle(path)
+        m = bundle.manifest
+        assert m.gait_period_s == teacher.manifest.gait_period_s
+        assert np.allclose(m.kp, teacher.kp) and np.allclose(m.kd, teacher.kd)
+        assert {"command", "seed", "wall_s", "git_commit"} <= m.provenance.keys()
+        runner = PolicyRunner(bundle)
+        targets = runner.step(
+            RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.array([0.5, 0, 0])
+        )
+        assert np.all(np.isfinite(targets))

@@ -50,7 +50,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
     w.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
-    w.add_argument("--minutes", type=float, default=35.0, help="time box of the walk size")
+    w.add_argument("--minutes", type=float, default=40.0, help="time box of the walk size")
 
     st = sub.add_parser(
         "student-step", help="hybrid DAgger+PPO from the student-walk bundle onto 4-22 cm platforms (stage 2)"
@@ -63,7 +63,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     st.add_argument("--seed", type=int, default=0)
     st.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
     st.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
-    st.add_argument("--minutes", type=float, default=60.0, help="time box of the step size")
+    st.add_argument("--minutes", type=float, default=40.0, help="time box of the step size")
 
     c = sub.add_parser("compare-walk", help="the same scripted walk under parkour sim for each bundle, side by side")
     c.add_argument("--bundles", default="g1_walk,models/student_walk", help="comma-separated bundle names or folders")
