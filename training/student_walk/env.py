@@ -13,6 +13,9 @@ with an infinite threshold) and the reference's command are ignored. What change
 - **Gentle terrain** in a fraction ``terrain.fraction`` of the episodes: ``terrain.boxes`` low
   platforms (``terrain.height_m``, 0.8 m deep, 3 m wide, yawed up to ``terrain.yaw_deg``) ahead of the
   start, every ``terrain.spacing_m``; the walking policy steps onto and off 5 cm by itself.
+- **Gait clock**: the student's manifest (``walk_student_manifest``) has the walking policy's clock
+  (``gait_period_s``) and observes it (``sin_phase``, ``cos_phase``); ``StudentEnv`` runs one clock
+  per environment and the teacher reads the same phase (``env.gait_phase``).
 - **Falls** end an episode (base height < 0.45 m or tilt > 1 rad) and reset it to the default pose;
   episodes also end at ``episode_s`` (the reference's end).
 """

@@ -1,7 +1,7 @@
 """``run_student_walk``: DAgger from the walking policy into the recurrent depth student (issue 13, stage 1).
 
 Every iteration collects ``steps`` ticks from every environment: the student acts on its own
-observation (bundle proprioception, simulated depth, command) blended with the teacher,
+observation (bundle proprioception, gait phase, simulated depth, command) blended with the teacher,
 ``a = beta t + (1 - beta) s`` with beta falling linearly 1 -> 0 over the first half of the run; a fixed
 eighth of the environments (at least one) always run the teacher, as the speed reference. The
 teacher labels every step; the update is the MSE to its actions (``hybrid.masked_mse``) on BPTT
