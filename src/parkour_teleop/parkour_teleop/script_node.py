@@ -40,7 +40,10 @@ class ScriptNode:
 
         self.run_dir = run_dir
         self.script = Script(cfg.script_steps())
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        from rclpy.signals import SignalHandlerOptions
+
+        # SIGINT is Python's KeyboardInterrupt here (see main), not rclpy's handler.
+        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None, signal_handler_options=SignalHandlerOptions.NO)
         self.node = rclpy.create_node("script_node")
         self.log = self.node.get_logger()
         self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
@@ -161,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     node = ScriptNode(args.config, args.run_dir, args.ros_args)
     mark_ready(args.run_dir, "script")
     try:
-        rclpy.spin(node.node)
+        # Spun in short waits so Python's SIGINT handler runs within 0.1 s and script.json is written
+        # before anything in rclpy or DDS shuts down. Under rclpy's own handler this node twice failed
+        # to write it within 30 s of SIGINT on a loaded CI machine (it hung on the way out).
+        while rclpy.ok():
+            rclpy.spin_once(node.node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
