@@ -8,6 +8,7 @@ the policy's command timeout never trips mid-run.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
@@ -161,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     from rclpy.executors import ExternalShutdownException
 
     args = parse_node_args(__doc__ or "", argv)
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored, and
+    # Python then leaves it so: install the KeyboardInterrupt handler explicitly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     node = ScriptNode(args.config, args.run_dir, args.ros_args)
     mark_ready(args.run_dir, "script")
     try:
