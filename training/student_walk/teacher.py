@@ -62,13 +62,15 @@ class WalkTeacher:
         """
         m = self.manifest
         for i in range(self.num_envs):
-            clock = self.clocks[i]
-            own = clock.advance(command[i]) if clock is not None and phase is None else np.zeros(0)
-            phase_i = phase[i] if phase is not None else own
+            phase_i = phase[i] if phase is not None else self._tick(i, command[i])
             state = RobotState(q[i], dq[i], quat[i], gyro[i])
             o = observation_input(m, state, command[i], last_action[i], self.default_q, phase_i)
             build_observation(m.obs_terms, o, out=self.obs[i])
         return self.obs
+
+    def _tick(self, i: int, command: F) -> F:
+        clock = self.clocks[i]
+        return clock.advance(command) if clock is not None else np.zeros(0)
 
     def act(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F, phase: F | None = None) -> F:
         obs = self.observe(q, dq, quat, gyro, command, last_action, phase)

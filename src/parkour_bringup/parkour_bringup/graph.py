@@ -90,8 +90,8 @@ def wait_ready(nodes: list[NodeProcess], run_dir: Path, timeout_s: float) -> Non
         time.sleep(0.05)
 
 
-# All nodes write their metrics and leave DDS at once on SIGINT; on a loaded 2-core machine that
-# took over 10 s once (a script node was killed before it wrote script.json), so the grace is generous.
+# All nodes write their metrics and leave DDS at once on SIGINT, slowly on a loaded 2-core machine.
+# A node that hangs on the way out is killed after this (its metrics must already be written).
 STOP_GRACE_S = 30.0
 
 
