@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from parkour_bringup.bag.open_loop import replay_against_bundle
-from parkour_bringup.bag.reader import open_bag
+from parkour_bringup.bag.reader import BagError, open_bag
 from parkour_bringup.bag.synthetic import write_synthetic_bag
 from parkour_bringup.bag.topics import TICK_INPUTS_LAYOUT, TickInputs, decode_tick_inputs, encode_tick_inputs
 from parkour_core.bundle import read_manifest
@@ -71,10 +71,13 @@ def test_dropping_the_runner_reset_is_detected(tmp_path, recorded_bag):
     import parkour_bringup.bag.open_loop as open_loop
 
     original = open_loop.decode_tick_inputs
+    resets_seen = []
 
     def without_reset(label, data):
         inputs = original(label, data)
-        inputs.reset = False
+        if inputs.reset:
+            resets_seen.append(1)
+            inputs.reset = len(resets_seen) == 1  # keep the new runner's mark, drop the activation
         return inputs
 
     open_loop.decode_tick_inputs = without_reset
@@ -84,6 +87,24 @@ def test_dropping_the_runner_reset_is_detected(tmp_path, recorded_bag):
     finally:
         open_loop.decode_tick_inputs = original
     assert result["action_divergence"]["max"] > 0.0
+
+
+def test_a_bag_that_starts_mid_episode_is_compared_from_its_first_reset(tmp_path):
+    """The recorder matched the policy late: the runner's memory from before the bag is unknown until a reset."""
+    ticks, starts_at, activation = 90, 7, 90 // 5
+    bag_path = write_synthetic_bag(tmp_path / "late", bundle=BUNDLE, ticks=ticks, recording_starts_at=starts_at)
+    with open_bag(bag_path) as bag:
+        result = replay_against_bundle(bag, BUNDLE)
+    assert result["ticks_replayed"] == ticks - starts_at
+    assert result["ticks_out_of_sync"] == activation - starts_at
+    assert result["ticks_compared"] == ticks - activation
+    assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+
+
+def test_a_bag_without_any_reset_says_what_to_record(tmp_path):
+    bag_path = write_synthetic_bag(tmp_path / "no_reset", bundle=BUNDLE, ticks=40, recording_starts_at=10)
+    with open_bag(bag_path) as bag, pytest.raises(BagError, match="no runner reset"):
+        replay_against_bundle(bag, BUNDLE)
 
 
 def test_cli_writes_divergence_json(tmp_path, recorded_bag):

@@ -32,6 +32,7 @@ from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
@@ -82,7 +83,6 @@ def _reentrant_default_node(name: str):
 
 class PolicyNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
-        import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import Twist
         from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -101,7 +101,7 @@ class PolicyNode:
         self.period_s = 1.0 / bundle.manifest.policy_hz
         self._SetParametersResult = SetParametersResult
 
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = _reentrant_default_node("policy_node")
         self.log = self.node.get_logger()
         # The tick has a group of its own so a swap's loading (in the parameter callback) and the
@@ -144,7 +144,9 @@ class PolicyNode:
         self.command_t: float | None = None
         self.supervisor_state = "UNKNOWN"
         self._reset_requested = False
-        self._reset_since_published = False  # for /policy/tick_inputs: resets of ticks that published nothing
+        # For /policy/tick_inputs: a reset since the last published tick. The first tick is marked too (the
+        # runner is fresh), so a replay knows where the recorded runner's memory is known to it.
+        self._reset_since_published = True
         self._released_depth_stamp_s: float | None = None
 
         self.depth_gate = self._make_gate(bundle)
@@ -494,8 +496,7 @@ class PolicyNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import MultiThreadedExecutor
 
     from parkour_core.bundle import BundleError
 
@@ -509,15 +510,12 @@ def main(argv: list[str] | None = None) -> int:
     executor = MultiThreadedExecutor(num_threads=3)
     executor.add_node(node.node)
     try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_interrupted(executor)
     finally:
         node.write_metrics()
         executor.shutdown()
         node.node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
     return 0
 
 

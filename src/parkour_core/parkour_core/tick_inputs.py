@@ -23,7 +23,7 @@ class TickInputs:
 
     stamp_sec: int  # header.stamp of the /policy/joint_targets message of the same tick
     stamp_nanosec: int
-    reset: bool  # the runner was reset (supervisor entered ACTIVE) since the previous published tick
+    reset: bool  # the runner was reset (supervisor entered ACTIVE) since the previous published tick, or is new
     depth_stamp_s: float | None  # exposure stamp of the newest depth frame released to the policy so far
     command: np.ndarray  # (vx, vy, yaw rate) after the command timeout
     quat_wxyz: np.ndarray

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.ros_process import init_rclpy
 from parkour_core.stats import write_json
 from parkour_perception.capture import (
     CaptureLoop,
@@ -66,7 +67,7 @@ class DepthNode:
         self.cfg = cfg
         self.run_dir = run_dir
         self.source = source if source is not None else PipelineSource(stream_request(cfg))
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("depth_node")
         self.log = self.node.get_logger()
         # Keep-last 1: a consumer only ever wants the newest image.

@@ -43,6 +43,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.supervisor_core import (
@@ -144,7 +145,7 @@ class Supervisor:
         self.lowcmd = new_lowcmd(self.spec)
         self.crc = Crc()
 
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("supervisor_node")
         self.log = self.node.get_logger()
         self.joint_pub = self.node.create_publisher(JointState, "/robot/joint_states", 10)
@@ -450,8 +451,7 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import SingleThreadedExecutor
 
     args = parse_node_args(__doc__ or "", argv)
     try:
@@ -460,15 +460,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"supervisor_node: refusing to start: {e}", flush=True)
         return 2
     mark_ready(args.run_dir, "supervisor")
+    executor = SingleThreadedExecutor()
+    executor.add_node(sup.node)
     try:
-        rclpy.spin(sup.node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_interrupted(executor)
     finally:
         sup.write_metrics()
+        executor.shutdown()
         sup.node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
     return 0
 
 

@@ -35,6 +35,7 @@ from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.robots import get_robot
+from parkour_core.ros_process import init_rclpy
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
 from parkour_core.unitree import (
@@ -47,6 +48,7 @@ from parkour_core.unitree import (
 )
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, command_violations
+from parkour_sim.lockstep import PeerSilence
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -113,7 +115,7 @@ class MujocoBridge:
         self.band_release_requested = threading.Event()
         self.band_released_at_s: float | None = None
 
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("mujoco_bridge")
         self._clock_pub = self.node.create_publisher(Clock, "/clock", 10)
         self._clock_msg = Clock()
@@ -136,7 +138,7 @@ class MujocoBridge:
         self.remote_sim_s: float | None = None
         self.remote_written: bytes | None = None
         self.last_target_sim_s: float | None = None
-        self.last_target_wall = 0.0
+        self.policy_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
         # The nominal period, not one estimated from stamps: stamp jitter would shrink an estimate
         # below the real period and hold the clock short of the policy's next tick (a deadlock).
         # No policy.bundle (a robot without a trained policy): no policy to wait for, no lockstep.
@@ -173,7 +175,7 @@ class MujocoBridge:
         self.lowcmd_violation_times: list[float] = []
         self.lowstate_suppressed = 0
         self.last_lowcmd_sim_s: float | None = None
-        self.last_lowcmd_wall = 0.0
+        self.supervisor_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
         self.supervisor_waits = 0
         self.supervisor_wait_wall_s = 0.0
         # joint states in the newest rt/lowstate samples sent, newest last
@@ -214,7 +216,7 @@ class MujocoBridge:
 
     def _on_targets(self, msg) -> None:
         self.last_target_sim_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        self.last_target_wall = time.perf_counter()
+        self.policy_silence.heard(time.perf_counter())
 
     def _wait_for_policy(self) -> None:
         """Hold sim time while the policy is alive but behind by more than one period plus slack."""
@@ -224,13 +226,15 @@ class MujocoBridge:
         started = time.perf_counter()
         waited = False
         while self.sim.time > self.last_target_sim_s + self.policy_period_s + b.lockstep_slack_s:
-            if time.perf_counter() - self.last_target_wall > b.lockstep_timeout_wall_s:
+            if self.policy_silence.gone(time.perf_counter()):
                 break  # the policy is gone; the supervisor must handle that, and time must go on
             waited = True
             time.sleep(0.0002)
         if waited:
+            held_s = time.perf_counter() - started
             self.lockstep_waits += 1
-            self.lockstep_wait_wall_s += time.perf_counter() - started
+            self.lockstep_wait_wall_s += held_s
+            self.supervisor_silence.sim_held(held_s)
 
     def _receive_lowcmd(self) -> bool:
         msg = self.lowcmd_reader.take_latest()
@@ -246,7 +250,7 @@ class MujocoBridge:
         self.sim.set_command(cmd, enabled)
         self.lowcmd_received += 1
         self.last_lowcmd_sim_s = self.sim.time
-        self.last_lowcmd_wall = time.perf_counter()
+        self.supervisor_silence.heard(time.perf_counter())
         return True
 
     def _wait_for_supervisor(self) -> None:
@@ -262,11 +266,13 @@ class MujocoBridge:
             return
         started = time.perf_counter()
         while not self._receive_lowcmd():
-            if time.perf_counter() - self.last_lowcmd_wall > b.lockstep_timeout_wall_s:
-                return  # the supervisor is gone; time must go on
+            if self.supervisor_silence.gone(time.perf_counter()):
+                break  # the supervisor is gone; time must go on
             time.sleep(0.0002)
+        held_s = time.perf_counter() - started
         self.supervisor_waits += 1
-        self.supervisor_wait_wall_s += time.perf_counter() - started
+        self.supervisor_wait_wall_s += held_s
+        self.policy_silence.sim_held(held_s)
 
     def _publish_clock(self) -> None:
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)

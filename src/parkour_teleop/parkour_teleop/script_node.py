@@ -8,12 +8,12 @@ the policy's command timeout never trips mid-run.
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
 from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.script import Script
 from parkour_core.stats import write_json
 
@@ -41,10 +41,7 @@ class ScriptNode:
 
         self.run_dir = run_dir
         self.script = Script(cfg.script_steps())
-        from rclpy.signals import SignalHandlerOptions
-
-        # SIGINT is Python's KeyboardInterrupt here (see main), not rclpy's handler.
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None, signal_handler_options=SignalHandlerOptions.NO)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("script_node")
         self.log = self.node.get_logger()
         self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
@@ -158,28 +155,20 @@ class ScriptNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import SingleThreadedExecutor
 
     args = parse_node_args(__doc__ or "", argv)
-    # A process started in the background by a non-interactive shell inherits SIGINT ignored, and
-    # Python then leaves it so: install the KeyboardInterrupt handler explicitly.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     node = ScriptNode(args.config, args.run_dir, args.ros_args)
     mark_ready(args.run_dir, "script")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node.node)
     try:
-        # Spun in short waits so Python's SIGINT handler runs within 0.1 s and script.json is written
-        # before anything in rclpy or DDS shuts down. Under rclpy's own handler this node twice failed
-        # to write it within 30 s of SIGINT on a loaded CI machine (it hung on the way out).
-        while rclpy.ok():
-            rclpy.spin_once(node.node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_interrupted(executor)
     finally:
         node.write_metrics()
+        executor.shutdown()
         node.node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
     return 0
 
 

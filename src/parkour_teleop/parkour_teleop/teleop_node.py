@@ -28,6 +28,7 @@ from typing import Any
 
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.stats import write_json
 from parkour_core.teleop import (
     KEYBOARD_HELP,
@@ -65,7 +66,7 @@ class TeleopNode:
         self.keyboard = KeyboardPad(self.settings.chords, cfg.teleop.keyboard_hold_s) if source == "keyboard" else None
         self.gamepad: Any = None  # readers.EvdevReader, set by main for the gamepad source
 
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("teleop_node")
         self.log = self.node.get_logger()
         self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
@@ -206,7 +207,7 @@ def _spin_in_background(node) -> threading.Thread:
 
 def main(argv: list[str] | None = None) -> int:
     import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
     from parkour_teleop.readers import (
         EvdevReader,
@@ -245,13 +246,14 @@ def main(argv: list[str] | None = None) -> int:
                     terminal_chars(should_stop=lambda: not rclpy.ok())
                 )
         else:
-            rclpy.spin(node.node)
+            executor = SingleThreadedExecutor()
+            executor.add_node(node.node)
+            spin_until_interrupted(executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         node.write_metrics()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
         node.node.destroy_node()
     return 0
 

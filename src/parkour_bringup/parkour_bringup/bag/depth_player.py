@@ -19,6 +19,7 @@ from parkour_bringup.bag.closed_loop import operator_requests
 from parkour_bringup.bag.reader import open_bag
 from parkour_bringup.bag.topics import DEPTH_TOPIC, TRANSITION_TOPIC, stamp_s
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.stats import write_json
 
 TIMER_HZ = 200.0  # release resolution in sim time; frames come at 30 Hz
@@ -56,7 +57,7 @@ class DepthPlayer:
         self.shifts: list[float] = []
         self.published = 0
         self.skipped_before_anchor = 0
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("depth_player")
         self._Image = Image
         self.pub = self.node.create_publisher(
@@ -111,8 +112,7 @@ class DepthPlayer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import SingleThreadedExecutor
 
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--bag", type=Path, required=True)
@@ -122,15 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     player = DepthPlayer(own.bag, own.plan, args.run_dir, args.ros_args)
     print(f"depth_player: {len(player.release)} frames from {own.bag}", flush=True)
     mark_ready(args.run_dir, "depth_player")
+    executor = SingleThreadedExecutor()
+    executor.add_node(player.node)
     try:
-        rclpy.spin(player.node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_interrupted(executor)
     finally:
         player.write_metrics()
+        executor.shutdown()
         player.node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
     return 0
 
 

@@ -9,6 +9,13 @@ recorded ones, recovered from ``/policy/joint_targets`` as (targets - default_q)
 the bundle that produced them. The recorded bundle itself reproduces its targets exactly (zero
 divergence); another bundle shows how far it would act differently on the same inputs.
 
+Ticks are compared only where the replayed runner's memory is the recorded one's: from the bag's
+first reset on (the policy node marks its first tick as one: its runner is new), and while the
+frame behind the latent is in the bag. A recorder that matched the policy late (DDS discovery on a
+busy machine) starts its bag mid-episode; the ticks before the next reset are stepped, counted as
+``ticks_out_of_sync``, and not compared, because the recorded runner's memory from before the bag
+is unknown.
+
 Not modelled: a live swap inside the bag (the shadow run and the switch); the candidate runs from
 the first tick on.
 """
@@ -149,10 +156,14 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
     action_diffs: list[np.ndarray] = []
     target_diffs: list[np.ndarray] = []
     times: list[float] = []
+    memory_known = False  # the replayed recurrent state, previous action and gait clock are the recorded ones
+    latent_known = True  # the replayed latent is the recorded one (no frame yet: both are zeros)
+    out_of_sync = 0
     for tick in ticks:
         inputs = tick.inputs
         if inputs.reset:
             runner.reset()
+            memory_known = True
         if runner.backbone is not None and inputs.depth_stamp_s is not None and inputs.depth_stamp_s != latent_from:
             image = depth.get(inputs.depth_stamp_s)
             if image is None and (first_recorded is None or inputs.depth_stamp_s < first_recorded):
@@ -161,11 +172,15 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
                 missing_frames += 1
             else:
                 runner.set_depth(image, inputs.depth_stamp_s)
+            latent_known = image is not None
             latent_from = inputs.depth_stamp_s
         state = RobotState(inputs.q, inputs.dq, inputs.quat_wxyz, inputs.gyro)
         targets_new = runner.step(state, inputs.command)
         if tick.targets is None:
             continue  # the tick ran (the runner's memory moves on) but its targets were not recorded
+        if not (memory_known and latent_known):
+            out_of_sync += 1
+            continue
         rec = manifests[tick.bundle_name or ""]
         action_rec = (tick.targets - as_array(rec.default_joint_pos)) / rec.action_scale
         action_new = (targets_new - default_new) / m.action_scale
@@ -173,6 +188,9 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
         target_diffs.append(np.abs(targets_new - tick.targets))
         times.append(stamp_s(inputs.stamp_sec, inputs.stamp_nanosec))
 
+    if not action_diffs:
+        raise BagError(f"{bag.path}: no tick to compare: the bag holds no runner reset (activation), so the "
+                       "recorded runner's memory is unknown; record from before the robot is activated")  # fmt: skip
     actions = np.stack(action_diffs)
     targets = np.stack(target_diffs)
     over = np.argwhere(actions > threshold)
@@ -187,7 +205,8 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
         "recorded_bundles": sorted(manifests),
         "recorded_action_basis": basis,
         "ticks_replayed": len(ticks),
-        "ticks_compared": len(compared),
+        "ticks_compared": len(action_diffs),
+        "ticks_out_of_sync": out_of_sync,
         "targets_without_inputs": orphans,
         "depth_frames_missing": missing_frames,
         "depth_frames_before_recording": frames_before_recording,

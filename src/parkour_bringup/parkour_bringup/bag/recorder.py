@@ -20,6 +20,7 @@ from parkour_core.config import StackConfig
 from parkour_core.hashing import sha256_file
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.paths import repo_root
+from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
 from parkour_core.stats import write_json
 
 # Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
@@ -73,7 +74,7 @@ class Recorder:
         self.writer.open()
         self.counts: dict[str, int] = {}
 
-        rclpy.init(args=["--ros-args", *ros_args] if ros_args else None)
+        init_rclpy(ros_args)
         self.node = rclpy.create_node("bag_recorder")
         stream = QoSProfile(depth=QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
         latched = QoSProfile(
@@ -112,8 +113,7 @@ def _ros_type(msgtype: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
 
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--bag", type=Path, default=None, help="bag folder to create (default <run-dir>/bag)")
@@ -133,15 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     executor = SingleThreadedExecutor()
     executor.add_node(recorder.node)
     try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_interrupted(executor)
     finally:
         recorder.close(args.run_dir)
         executor.shutdown()
         recorder.node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        shutdown_rclpy()
         print(f"recorder: wrote {recorder.bag_dir} ({json.dumps(recorder.counts)})", flush=True)
     return 0
 

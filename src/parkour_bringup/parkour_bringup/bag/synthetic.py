@@ -96,8 +96,13 @@ def write_synthetic_bag(
     robot: str = "g1",
     target_offset: float = 0.0,
     seed: int = 0,
+    recording_starts_at: int = 0,
 ) -> Path:
-    """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target."""
+    """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target.
+
+    ``recording_starts_at``: the recorder matched the policy late; earlier ticks and frames ran but are not
+    in the bag.
+    """
     loaded = load_bundle(resolve_bundle(bundle))
     m = loaded.manifest
     runner = PolicyRunner(loaded, intra_op_threads=1)
@@ -115,13 +120,15 @@ def write_synthetic_bag(
     for k in range(ticks):
         # As in a busy sim: once, two ticks run before sim time moves, so they share a stamp.
         t_ns = t_ns if k == ticks // 3 else 1_000_000_000 + k * period_ns
-        reset = k == ticks // 5  # the supervisor entered ACTIVE here
+        reset = k in (0, ticks // 5)  # a new runner, then the supervisor entered ACTIVE
+        recorded = k >= recording_starts_at
         if reset:
             runner.reset()
         if k % 3 == 0:  # a frame released every third tick, exposed 40 ms before
             frame_ns = t_ns - 40_000_000
             image = rng.uniform(-0.5, 0.5, size=depth_shape).astype(np.float32)
-            writer.write(DEPTH_TOPIC, frame_ns, writer.depth_image(frame_ns, image))
+            if recorded:
+                writer.write(DEPTH_TOPIC, frame_ns, writer.depth_image(frame_ns, image))
             depth_stamp = frame_ns // 1_000_000_000 + (frame_ns % 1_000_000_000) * 1e-9
             if runner.backbone is not None:
                 runner.set_depth(image, depth_stamp)
@@ -131,10 +138,12 @@ def write_synthetic_bag(
         quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
         gyro = rng.normal(0.0, 0.1, 3)
         command = np.array([0.5 if k > ticks // 4 else 0.0, 0.0, 0.3 if k > ticks // 2 else 0.0])
+        targets = runner.step(RobotState(q, dq, quat, gyro), command) + target_offset
+        if not recorded:
+            continue
         writer.write(
             JOINT_STATES_TOPIC, t_ns - 2_000_000, writer.joint_state(t_ns - 2_000_000, "", m.joint_names, q, dq)
         )
-        targets = runner.step(RobotState(q, dq, quat, gyro), command) + target_offset
         inputs = TickInputs(t_ns // 1_000_000_000, t_ns % 1_000_000_000, reset, depth_stamp, command, quat, gyro, q, dq)
         writer.write(TICK_INPUTS_TOPIC, t_ns, writer.tick_inputs(inputs))
         writer.write(TARGETS_TOPIC, t_ns, writer.joint_state(t_ns, m.name, m.joint_names, targets))

@@ -108,9 +108,8 @@ def _replay(args: argparse.Namespace) -> int:
         raise ValueError("replay needs --bundle B (open loop against a model)")
     with open_bag(args.bag) as bag:
         result = replay_against_bundle(bag, args.bundle, args.threshold)
-    summary = {
-        k: result[k] for k in ("bundle_name", "ticks_compared", "action_divergence", "first_tick_over_threshold")
-    }
+    keys = ("bundle_name", "ticks_compared", "ticks_out_of_sync", "action_divergence", "first_tick_over_threshold")
+    summary = {k: result[k] for k in keys}
     print(json.dumps(summary))
     if args.out is not None:
         out = args.out.resolve()
