@@ -156,14 +156,19 @@ def run_student_step(
     minutes: float = 60.0,
     init: Path | str | None = DEFAULT_INIT,
     log: Callable[[str], None] = print,
+    gate_rate: float | None = None,
 ) -> dict[str, Any]:
     """Train, then write DIR/student_step.json, DIR/curves.png and DIR/bundle; returns the json's content.
 
     ``init`` None starts from random weights (tests only: the course needs a walking student).
+    ``gate_rate`` replaces the size's ``ramp_gate_rate`` (e.g. a lower gate to continue a stage-2 student
+    whose step-ups already rose, so lambda_PPO carries weight).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ss = STEP_SIZES[size]
+    if gate_rate is not None:
+        ss = dataclasses.replace(ss, ramp_gate_rate=gate_rate)
     rs = RUN_SIZES[ss.walk_size]
     dev = torch.device(device)
     n = num_envs or rs.num_envs
@@ -319,7 +324,8 @@ def run_student_step(
             "reflex": "training.student_step.teacher: a privileged step-up reflex added to the walking policy",
         },
         "training": f"training.student_step hybrid DAgger+PPO stage 2, size {size}, seed {seed}, {len(rows)} "
-        f"iterations, {n} envs, platforms 4-22 cm, from {init if init is not None else 'random weights'}; "
+        f"iterations, {n} envs, platforms 4-22 cm, gate {ss.ramp_gate_rate}, "
+        f"from {init if init is not None else 'random weights'}; "
         + (
             f"weights of iteration {best[1]} (best trailing step-up rate {best[0]:.2f})"
             if best[2] is not None
@@ -338,6 +344,7 @@ def run_student_step(
         "device": device,
         "num_envs": n,
         "init": str(init) if init is not None else None,
+        "ramp_gate_rate": ss.ramp_gate_rate,
         "parameters": parameter_count(model.backbone) + parameter_count(model.student),
         "wall_s": time.monotonic() - t_start,
         "cleared_by_height": cleared_total,

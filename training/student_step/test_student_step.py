@@ -1,5 +1,3 @@
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
@@ -122,14 +120,12 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
 
 def test_hybrid_schedule_waits_for_step_ups(tmp_path, monkeypatch):
     """Below the gate's step-up rate lambda_D stays at 1 (the plain ramp would reach 0.1 by the third iteration)."""
-    from training.student_step import run as step_run
     from training.student_walk.run import run_student_walk
 
     run_student_walk(tmp_path / "walk", "tiny", seed=0, log=lambda s: None)
-    closed = dataclasses.replace(STEP_SIZES["tiny"], ramp_gate_rate=1.01)  # no rate reaches it
-    monkeypatch.setitem(step_run.STEP_SIZES, "tiny", closed)
-    rows = run_student_step(tmp_path / "step", "tiny", seed=0, init=tmp_path / "walk" / "bundle", log=lambda s: None)[
-        "iterations"
-    ]
+    walk = tmp_path / "walk" / "bundle"
+    result = run_student_step(tmp_path / "step", "tiny", seed=0, init=walk, log=lambda s: None, gate_rate=1.01)
+    rows = result["iterations"]  # no step-up rate reaches a gate of 1.01
+    assert result["ramp_gate_rate"] == 1.01
     assert [r["schedule_iteration"] for r in rows] == [0, 0, 0]
     assert all(r["dagger_weight"] == 1.0 for r in rows)

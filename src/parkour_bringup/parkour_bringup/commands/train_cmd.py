@@ -58,7 +58,16 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     st.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_step.json, bundle)")
     st.add_argument("--size", choices=("tiny", "step"), default="step", help="tiny: tests (<1 min); step: the real run")
     st.add_argument(
-        "--init", type=Path, default=None, help="stage 1 bundle (has checkpoint.pt); default models/student_walk"
+        "--init",
+        type=Path,
+        default=None,
+        help="student bundle holding checkpoint.pt (or the .pt file) to start from; default models/student_walk",
+    )
+    st.add_argument(
+        "--gate-rate",
+        type=float,
+        default=None,
+        help="trailing step-up rate at which lambda_D ramps down (default: the size's, 0.4)",
     )
     st.add_argument("--seed", type=int, default=0)
     st.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
@@ -90,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
         from training.student_step.run import DEFAULT_INIT, run_student_step
 
         init = args.init or DEFAULT_INIT
-        r = run_student_step(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes, init)
+        r = run_student_step(
+            args.out, args.size, args.seed, args.device, args.num_envs, args.minutes, init, gate_rate=args.gate_rate
+        )
         print(f"parkour train student-step: wrote {Path(args.out) / 'student_step.json'}, bundle {r['bundle']}")
         return 0
     # Imported here: torch and the training stack are not needed by other commands.
