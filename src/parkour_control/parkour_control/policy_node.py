@@ -32,7 +32,7 @@ from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
@@ -507,15 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"policy_node: cannot load the bundle: {e}", flush=True)
         return 2
     mark_ready(args.run_dir, "policy")
-    executor = MultiThreadedExecutor(num_threads=3)
-    executor.add_node(node.node)
-    try:
-        spin_until_interrupted(executor)
-    finally:
-        node.write_metrics()
-        executor.shutdown()
-        node.node.destroy_node()
-        shutdown_rclpy()
+    spin_node(node.node, node.write_metrics, MultiThreadedExecutor(num_threads=3))
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 SPIN_WAIT_S = 0.1
@@ -57,6 +58,22 @@ def spin_until_interrupted(executor: _Executor) -> None:
             executor.spin_once(timeout_sec=SPIN_WAIT_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+
+
+def spin_node(node: Any, on_exit: Callable[[], None], executor: Any = None) -> None:
+    """A node process's main loop: spin ``node`` (on ``executor``, default single-threaded) until
+    SIGINT/SIGTERM, then ``on_exit`` (write the metrics) before the executor, node and rclpy go down."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = executor if executor is not None else SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        spin_until_interrupted(executor)
+    finally:
+        on_exit()
+        executor.shutdown()
+        node.destroy_node()
+        shutdown_rclpy()
 
 
 def shutdown_rclpy() -> None:

@@ -23,8 +23,7 @@ HANG_S = 60.0
 CHILD = textwrap.dedent(
     """
     import sys
-    from rclpy.executors import SingleThreadedExecutor
-    from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+    from parkour_core.ros_process import init_rclpy, spin_node
     import rclpy
 
     init_rclpy([])
@@ -37,15 +36,7 @@ CHILD = textwrap.dedent(
             print("spinning", flush=True)
 
     node.create_timer(0.02, tick)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        spin_until_interrupted(executor)
-    finally:
-        open(sys.argv[1], "w").write(str(len(ticks)))
-        executor.shutdown()
-        node.destroy_node()
-        shutdown_rclpy()
+    spin_node(node, lambda: open(sys.argv[1], "w").write(str(len(ticks))))
     print("exited cleanly", flush=True)
     """
 )

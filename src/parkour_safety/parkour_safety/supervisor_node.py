@@ -43,7 +43,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import summary_ms, write_json
 from parkour_core.supervisor_core import (
@@ -451,8 +451,6 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rclpy.executors import SingleThreadedExecutor
-
     args = parse_node_args(__doc__ or "", argv)
     try:
         sup = Supervisor(args.config, args.run_dir, args.live, args.ros_args)
@@ -460,15 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"supervisor_node: refusing to start: {e}", flush=True)
         return 2
     mark_ready(args.run_dir, "supervisor")
-    executor = SingleThreadedExecutor()
-    executor.add_node(sup.node)
-    try:
-        spin_until_interrupted(executor)
-    finally:
-        sup.write_metrics()
-        executor.shutdown()
-        sup.node.destroy_node()
-        shutdown_rclpy()
+    spin_node(sup.node, sup.write_metrics)
     return 0
 
 

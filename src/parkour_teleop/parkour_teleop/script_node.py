@@ -13,7 +13,7 @@ from pathlib import Path
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
 from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.script import Script
 from parkour_core.stats import write_json
 
@@ -155,20 +155,10 @@ class ScriptNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rclpy.executors import SingleThreadedExecutor
-
     args = parse_node_args(__doc__ or "", argv)
     node = ScriptNode(args.config, args.run_dir, args.ros_args)
     mark_ready(args.run_dir, "script")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node.node)
-    try:
-        spin_until_interrupted(executor)
-    finally:
-        node.write_metrics()
-        executor.shutdown()
-        node.node.destroy_node()
-        shutdown_rclpy()
+    spin_node(node.node, node.write_metrics)
     return 0
 
 

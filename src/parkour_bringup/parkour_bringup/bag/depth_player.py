@@ -19,7 +19,7 @@ from parkour_bringup.bag.closed_loop import operator_requests
 from parkour_bringup.bag.reader import open_bag
 from parkour_bringup.bag.topics import DEPTH_TOPIC, TRANSITION_TOPIC, stamp_s
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.stats import write_json
 
 TIMER_HZ = 200.0  # release resolution in sim time; frames come at 30 Hz
@@ -112,8 +112,6 @@ class DepthPlayer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rclpy.executors import SingleThreadedExecutor
-
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--bag", type=Path, required=True)
     parser.add_argument("--plan", type=Path, required=True, help="the replay's replay_plan.json")
@@ -122,15 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     player = DepthPlayer(own.bag, own.plan, args.run_dir, args.ros_args)
     print(f"depth_player: {len(player.release)} frames from {own.bag}", flush=True)
     mark_ready(args.run_dir, "depth_player")
-    executor = SingleThreadedExecutor()
-    executor.add_node(player.node)
-    try:
-        spin_until_interrupted(executor)
-    finally:
-        player.write_metrics()
-        executor.shutdown()
-        player.node.destroy_node()
-        shutdown_rclpy()
+    spin_node(player.node, player.write_metrics)
     return 0
 
 

@@ -20,7 +20,7 @@ from parkour_core.config import StackConfig
 from parkour_core.hashing import sha256_file
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.paths import repo_root
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.stats import write_json
 
 # Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
@@ -113,8 +113,6 @@ def _ros_type(msgtype: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rclpy.executors import SingleThreadedExecutor
-
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--bag", type=Path, default=None, help="bag folder to create (default <run-dir>/bag)")
     own, rest = parser.parse_known_args(argv)
@@ -130,15 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"recorder: recording {len(RECORDED_TOPICS)} topics into {recorder.bag_dir}", flush=True)
     mark_ready(args.run_dir, "recorder")
-    executor = SingleThreadedExecutor()
-    executor.add_node(recorder.node)
     try:
-        spin_until_interrupted(executor)
+        spin_node(recorder.node, lambda: recorder.close(args.run_dir))
     finally:
-        recorder.close(args.run_dir)
-        executor.shutdown()
-        recorder.node.destroy_node()
-        shutdown_rclpy()
         print(f"recorder: wrote {recorder.bag_dir} ({json.dumps(recorder.counts)})", flush=True)
     return 0
 
