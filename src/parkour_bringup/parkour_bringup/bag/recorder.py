@@ -12,33 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from pathlib import Path
 
 from parkour_bringup.bag.topics import RECORDED_TOPICS
 from parkour_core.config import StackConfig
 from parkour_core.hashing import sha256_file
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.paths import repo_root
+from parkour_core.provenance import git_commit
 from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.stats import write_json
 
 # Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
 QUEUE_DEPTH = 200
-
-
-def git_commit() -> str:
-    """HEAD of the working tree, with ``-dirty`` when it has uncommitted changes; ``unknown`` outside git."""
-    try:
-        root = repo_root()
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-        if head.returncode != 0:
-            return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5)  # fmt: skip
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def bag_custom_data(cfg: StackConfig, config_path: Path) -> dict[str, str]:
