@@ -182,6 +182,7 @@ class PolicyNode:
         )
         self.node.add_on_set_parameters_callback(self._on_set_parameters)
         self.injected_fault: str | None = None
+        self.faults_injected: list[dict] = []  # when each took effect, on this node's clock (parkour faults)
         if cfg.faults.enabled:
             from std_srvs.srv import Trigger
 
@@ -343,6 +344,7 @@ class PolicyNode:
 
         def handle(_request, response):
             self.log.warning(f"fault injection: {name}")
+            self.faults_injected.append({"fault": name, "t": round(self._now(), 4)})
             if name == "policy_exit":
                 import os
 
@@ -491,6 +493,7 @@ class PolicyNode:
                     "latency_emulated": self.depth_gate.latency_s is not None,
                 },
                 "swaps": self.swaps,
+                "faults_injected": self.faults_injected,
             },
         )
 

@@ -380,7 +380,9 @@ class SupervisorCore:
         if new_mode is not self.mode:
             records = (self._enter(new_mode, reason or "", now, robot),)
         for request, source in request_sources:
-            self._log_request(now, request, source, before)
+            self._log_request(now, request.value, source, before)
+        if inputs.estop_service:
+            self._log_request(now, "estop", "service", before)  # the fault suite times DAMP from its arrival
 
         command = self._command(now, robot, targets, gains, velocity)
         out, counts = clamp_command(
@@ -550,14 +552,14 @@ class SupervisorCore:
                     counter.onsets += 1
             counter.failing = failing
 
-    def _log_request(self, now: float, request: Request, source: str, before: Mode) -> None:
-        key = f"{source}:{request.value}"
+    def _log_request(self, now: float, request: str, source: str, before: Mode) -> None:
+        key = f"{source}:{request}"
         self.request_counts[key] = self.request_counts.get(key, 0) + 1
         if len(self.requests) < REQUESTS_LOGGED:
             self.requests.append(
                 {
                     "t": round(now, 4),
-                    "request": request.value,
+                    "request": request,
                     "source": source,
                     "mode": before.value,
                     "then": self.mode.value,

@@ -198,6 +198,12 @@ class MujocoBridge:
         self.trajectory: dict[str, list[float]] = {k: [] for k in ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt")}
         self.fell = False
         self.fell_at_s: float | None = None
+        # Onsets the fault suite judges the supervisor against, from the simulator's side: the first
+        # rt/lowstate sent that shows the base tilted past the supervisor's limit (after the band's
+        # release), and the first depth frame exposed after a camera stall that reached the topic.
+        self.max_tilt_rad = cfg.supervisor.max_tilt_rad
+        self.tilt_exceeded_at_s: float | None = None
+        self.camera_resumed_at_s: float | None = None
 
     def _fault_handler(self, name: str):
         def handle(_request, response):
@@ -302,6 +308,8 @@ class MujocoBridge:
         self.lowstate_writer.write(self.lowstate)
         self.published_states.append((self.sim.q, self.sim.dq))
         self.lowstate_sent += 1
+        if self.tilt_exceeded_at_s is None and self.band_released_at_s is not None and s.tilt > self.max_tilt_rad:
+            self.tilt_exceeded_at_s = s.time
 
     def _camera_tick(self) -> None:
         assert self.depth is not None
@@ -309,6 +317,9 @@ class MujocoBridge:
             started = time.perf_counter()
             frame = scheduled.frame
             self._depth_pub.publish(fill_image(self._Image(), frame.policy, frame.exposure_s))
+            stall = self.faults.camera_stall
+            if self.camera_resumed_at_s is None and stall.triggered and frame.exposure_s >= stall.end_s:
+                self.camera_resumed_at_s = self.sim.time
             if self._raw_pub is not None:
                 self._raw_pub.publish(fill_image(self._Image(), depth_to_z16(frame.metres), frame.exposure_s))
             self.depth_publish_s.append(time.perf_counter() - started)
@@ -424,6 +435,9 @@ class MujocoBridge:
                 "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
                 "faults": {
                     "triggered": self.faults.triggered,
+                    "tilt_exceeded_at_s": self.tilt_exceeded_at_s,
+                    "camera_resumed_at_s": self.camera_resumed_at_s,
+                    "policy_last_target_s": self.last_target_sim_s,
                     "lowstate_suppressed": self.lowstate_suppressed,
                     "camera_ticks_suppressed": self.camera_ticks_suppressed,
                 },

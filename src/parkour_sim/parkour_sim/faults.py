@@ -29,8 +29,16 @@ class Window:
     start_s: float = -1.0  # < 0: not triggered
     duration_s: float = 0.0
 
+    @property
+    def triggered(self) -> bool:
+        return self.start_s >= 0.0
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.duration_s
+
     def active(self, t_s: float) -> bool:
-        return self.start_s >= 0.0 and self.start_s <= t_s < self.start_s + self.duration_s
+        return self.triggered and self.start_s <= t_s < self.end_s
 
 
 class BridgeFaults:

@@ -61,6 +61,7 @@ class ScriptNode:
         self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
+        self.last_joy_t: float | None = None  # when the last /teleop/joy went out (this node's clock)
         self.log_rows: list[dict] = []
         self.timer = self.node.create_timer(1.0 / CMD_HZ, self.tick)
 
@@ -115,7 +116,7 @@ class ScriptNode:
             return
         if request == "gamepad_lost":
             self.joy_pub = None
-            self.log_rows.append({"t": self._now(), "request": request, "sent": True})
+            self.log_rows.append({"t": self._now(), "request": request, "sent": True, "last_joy_t": self.last_joy_t})
             return
         client = self.clients[request]
         # The time is taken before the call: the supervisor may act on it (an e-stop) before the call returns.
@@ -143,6 +144,7 @@ class ScriptNode:
             joy.axes = [0.0] * 8
             joy.buttons = [0] * 12
             self.joy_pub.publish(joy)
+            self.last_joy_t = now
         self.log_rows.append({"t": round(now, 4), "cmd": [round(float(v), 4) for v in self.script.command]})
 
     def write_metrics(self) -> None:

@@ -1,8 +1,10 @@
 """Inject every fault the supervisor handles, in simulation, and measure the time to the safe state.
 
-Writes DIR/faults.json (one entry per fault: fault, time_to_safe_ms, limit_violations, fell,
-fall_expected, ...), DIR/faults.md (a table) and each scenario's run folder. Exits non-zero if
-any fault fails to reach its safe state, any written command broke a limit, or the robot fell
+Writes DIR/faults.json (the command, commit and date, and one entry per fault: the transition
+reasons that count, the onset, the deadline from the config, time to safe, whether it returned,
+limit violations, fell, ...), DIR/faults.md (a table) and each scenario's run folder. Exits non-zero
+if any fault's first transition is not to its safe mode for its own rule by its deadline (or, for a
+fault that ends, there is no timely return), any written command broke a limit, or the robot fell
 where the fault should not make it fall.
 """
 
@@ -14,6 +16,7 @@ import random
 from pathlib import Path
 
 from parkour_bringup.fault_suite import FAULTS, markdown_table, run_fault
+from parkour_core.provenance import provenance
 
 HELP = "run the fault-injection suite in simulation"
 
@@ -37,18 +40,20 @@ def run(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
+    record = provenance()
     results = []
     for fault in chosen:
         print(f"parkour faults: {fault.name}: {fault.what}", flush=True)
         result = run_fault(fault, out, ros_domain_id)
         results.append(result)
         print(
-            f"parkour faults: {fault.name}: {'pass' if result['passed'] else 'FAIL'}, "
-            f"time to safe {result.get('time_to_safe_ms')} ms, violations {result.get('limit_violations')}, "
+            f"parkour faults: {fault.name}: {'pass' if result['passed'] else 'FAIL'} ({result.get('verdict')}), "
+            f"time to safe {result.get('time_to_safe_ms')} of {result.get('deadline_ms')} ms, "
+            f"violations {result.get('limit_violations')}, "
             f"fell {result.get('fell')} (expected {result['fall_expected']})",
             flush=True,
         )
-    (out / "faults.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "faults.json").write_text(json.dumps({**record, "faults": results}, indent=2) + "\n")
     (out / "faults.md").write_text(markdown_table(results))
     print(markdown_table(results))
     print(f"parkour faults: wrote {out / 'faults.json'} and {out / 'faults.md'}")
