@@ -1,5 +1,10 @@
 """Record a real `parkour sim` run with the bag recorder, then replay it: open loop against its bundle,
-and closed loop in simulation (with the simulated camera, and with the bag's own depth frames)."""
+and closed loop in simulation (with the simulated camera, and with the bag's own depth frames).
+
+The trained depth students (models/student_walk, models/student_step) replay with zero divergence
+too, and with a deliberate error (the depth frames shifted by one, shuffled, the activation's
+runner reset dropped) they must diverge: a replay that read zero there would not be checking the
+depth or the recurrent state at all (g1_walk_depth_gated's actions ignore both)."""
 
 import json
 import random
@@ -9,7 +14,7 @@ import sys
 
 import pytest
 
-from parkour_bringup.bag.open_loop import replay_against_bundle
+from parkour_bringup.bag.open_loop import CONTROLS, DEFAULT_THRESHOLD, replay_against_bundle
 from parkour_bringup.bag.reader import open_bag
 from parkour_bringup.bag.topics import TICK_INPUTS_TOPIC
 
@@ -18,16 +23,20 @@ from .conftest import REPO, graph_env, start_node, wait_for, write_config
 pytestmark = pytest.mark.integration
 
 BUNDLE = "g1_walk_depth_gated"  # a student's interface: depth backbone, latent, recurrent state
+STUDENTS = ("student_walk", "student_step")
+# The least max action divergence (action units) each control must give on a student's bag. Shifting
+# by one frame changes little on flat ground (consecutive frames differ by their noise): measured
+# 0.024 (walk) and 0.11 (step); shuffled frames 0.18 / 0.65, a dropped reset 0.63 / 0.93.
+CONTROL_THRESHOLDS = {"shift-depth": 0.005, "shuffle-depth": DEFAULT_THRESHOLD, "drop-reset": DEFAULT_THRESHOLD}
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """A 9 s `parkour sim` run recorded by the recorder node: (bag folder, environment, DDS domain)."""
-    tmp_path = tmp_path_factory.mktemp("recorded")
+def record_run(tmp_path_factory, bundle: str):
+    """A 9 s `parkour sim` run recorded by the recorder node: (bag folder, environment, DDS domain, run)."""
+    tmp_path = tmp_path_factory.mktemp(f"recorded_{bundle}")
     dds_domain = random.randint(20, 99)
     ros_domain = dds_domain + 100
     env = graph_env(ros_domain)
-    config = write_config(tmp_path, "g1_sim.yaml", policy={"bundle": BUNDLE})
+    config = write_config(tmp_path, "g1_sim.yaml", policy={"bundle": bundle})
     bag_dir = tmp_path / "bag"
     rec_run = tmp_path / "recorder"
     recorder = start_node("parkour_bringup.bag.recorder", config, rec_run, env, "--bag", str(bag_dir),
@@ -48,12 +57,43 @@ def recorded(tmp_path_factory):
         recorder.wait(timeout=30)
     assert recorder.returncode == 0, recorder_log.read_text()
     assert (bag_dir / "metadata.yaml").is_file() and list(bag_dir.glob("*.mcap"))
+    return bag_dir, env, dds_domain, out
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    bag_dir, env, dds_domain, out = record_run(tmp_path_factory, BUNDLE)
     # The supervisor measures depth exposure -> lowcmd write per command from the policy's tick inputs:
     # never less than the camera's emulated 60 ms exposure-to-publish latency (sim clock).
     supervisor = json.loads((out / "supervisor.json").read_text())
     exposure_to_lowcmd = supervisor["depth_exposure_to_lowcmd_ms"]
     assert exposure_to_lowcmd["n"] > 50 and exposure_to_lowcmd["p50"] >= 60.0, exposure_to_lowcmd
     return bag_dir, env, dds_domain
+
+
+@pytest.fixture(scope="module", params=STUDENTS)
+def student_bag(request, tmp_path_factory):
+    bag_dir, _, _, _ = record_run(tmp_path_factory, request.param)
+    return request.param, bag_dir
+
+
+def test_a_trained_student_s_bag_replays_with_zero_divergence(student_bag):
+    bundle, bag_dir = student_bag
+    with open_bag(bag_dir) as bag:
+        result = replay_against_bundle(bag, bundle)
+    assert result["ticks_compared"] > 100 and result["depth_frames_missing"] == 0, result
+    assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}, result
+
+
+@pytest.mark.parametrize("control", CONTROLS)
+def test_a_deliberate_error_in_the_replay_shows_as_divergence(student_bag, control):
+    bundle, bag_dir = student_bag
+    with open_bag(bag_dir) as bag:
+        result = replay_against_bundle(bag, bundle, control=control)
+    assert result["control"] == control and result["ticks_compared"] > 100, result
+    if control == "drop-reset":
+        assert result["resets_dropped"] >= 1, result  # the activation's
+    assert result["action_divergence"]["max"] > CONTROL_THRESHOLDS[control], (control, result["action_divergence"])
 
 
 def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recorded, tmp_path):

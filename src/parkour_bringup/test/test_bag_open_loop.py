@@ -137,3 +137,24 @@ def test_other_readers_read_the_bag(recorded_bag):
         targets = [msg for _, _, _, msg in reader.iter_decoded_messages(topics=["/policy/joint_targets"])]
     assert len(targets) == 90
     assert targets[0].header.frame_id == BUNDLE and len(targets[0].position) == 29
+
+
+def test_depth_controls_move_every_frame_and_keep_the_set():
+    from parkour_bringup.bag.open_loop import _controlled_depth
+
+    depth = {0.1 * k: np.full((2, 2), float(k), dtype=np.float32) for k in range(6)}
+    shifted = _controlled_depth(depth, "shift-depth", seed=0)
+    # Each stamp carries the frame exposed before it (the first the last one's).
+    assert [float(shifted[s][0, 0]) for s in sorted(shifted)] == [5.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+    shuffled = _controlled_depth(depth, "shuffle-depth", seed=3)
+    values = [float(shuffled[s][0, 0]) for s in sorted(shuffled)]
+    assert sorted(values) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and all(v != k for k, v in enumerate(values))
+    assert _controlled_depth(depth, "drop-reset", seed=0) is depth
+
+
+def test_a_depth_control_on_a_bundle_that_reads_no_depth_is_refused(tmp_path):
+    bag_path = write_synthetic_bag(tmp_path / "blind", bundle="g1_walk", ticks=10)
+    with open_bag(bag_path) as bag, pytest.raises(BagError, match="no depth to alter"):
+        replay_against_bundle(bag, "g1_walk", control="shift-depth")
+    with open_bag(bag_path) as bag, pytest.raises(ValueError, match="unknown control"):
+        replay_against_bundle(bag, "g1_walk", control="flip")

@@ -16,6 +16,13 @@ busy machine) starts its bag mid-episode; the ticks before the next reset are st
 ``ticks_out_of_sync``, and not compared, because the recorded runner's memory from before the bag
 is unknown.
 
+Negative controls (``control``): the same replay with a deliberate error, to show that the check
+would notice one. ``shift-depth`` gives every tick the frame recorded before its own (an off-by-one
+in the camera's latency), ``shuffle-depth`` permutes the recorded frames, ``drop-reset`` skips every
+runner reset after the one the comparison starts from (the recurrent state, previous action and
+gait clock carried over an activation). A student whose actions use its depth and its memory
+diverges under each; one that ignores them would still read zero.
+
 Not modelled: a live swap inside the bag (the shadow run and the switch); the candidate runs from
 the first tick on.
 """
@@ -44,6 +51,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.runner import PolicyRunner, RobotState
 
 DEFAULT_THRESHOLD = 0.05  # action units (before action_scale): a visible change of the commanded pose
+CONTROLS = ("shift-depth", "shuffle-depth", "drop-reset")
 
 
 @dataclass
@@ -128,8 +136,29 @@ def _summary(values: np.ndarray) -> dict[str, float | None]:
     }
 
 
-def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Per-joint action divergence of ``bundle`` from the bag's recorded actions (nothing is written)."""
+def _controlled_depth(depth: dict[float, np.ndarray], control: str | None, seed: int) -> dict[float, np.ndarray]:
+    """The recorded frames by stamp, each replaced by another one's under a depth control."""
+    if control not in ("shift-depth", "shuffle-depth") or len(depth) < 2:
+        return depth
+    stamps = sorted(depth)
+    if control == "shift-depth":
+        order = np.roll(np.arange(len(stamps)), 1)  # every frame's place holds the one exposed before it
+    else:
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(len(stamps))
+        while np.any(order == np.arange(len(stamps))):  # no frame may stay in its place
+            order = rng.permutation(len(stamps))
+    return {stamp: depth[stamps[k]] for stamp, k in zip(stamps, order, strict=True)}
+
+
+def replay_against_bundle(
+    bag: StackBag, bundle: str, threshold: float = DEFAULT_THRESHOLD, control: str | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Per-joint action divergence of ``bundle`` from the bag's recorded actions (nothing is written).
+
+    ``control`` (one of CONTROLS) replays with that deliberate error; ``seed`` draws the shuffle."""
+    if control is not None and control not in CONTROLS:
+        raise ValueError(f"unknown control {control!r}; one of {list(CONTROLS)}")
     try:
         candidate = load_bundle(resolve_bundle(bundle))
     except BundleError as e:
@@ -140,6 +169,11 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
     if m.uses_depth:
         bag.require_topics([DEPTH_TOPIC], f"bundle {m.name!r} (a depth policy)")
     ticks, depth, announced, orphans = _read_recording(bag, m.joint_names)
+    if control in ("shift-depth", "shuffle-depth") and not (m.uses_depth and len(depth) >= 2):
+        raise BagError(
+            f"--control {control}: bundle {m.name!r} with {len(depth)} recorded frames has no depth to alter"
+        )
+    frames = _controlled_depth(depth, control, seed)
     compared = [t for t in ticks if t.targets is not None]
     if not compared:
         raise BagError(f"{bag.path}: no {TICK_INPUTS_TOPIC} message has its {TARGETS_TOPIC} in the bag")
@@ -159,13 +193,16 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
     memory_known = False  # the replayed recurrent state, previous action and gait clock are the recorded ones
     latent_known = True  # the replayed latent is the recorded one (no frame yet: both are zeros)
     out_of_sync = 0
+    resets_dropped = 0
     for tick in ticks:
         inputs = tick.inputs
-        if inputs.reset:
+        if inputs.reset and control == "drop-reset" and memory_known:
+            resets_dropped += 1
+        elif inputs.reset:
             runner.reset()
             memory_known = True
         if runner.backbone is not None and inputs.depth_stamp_s is not None and inputs.depth_stamp_s != latent_from:
-            image = depth.get(inputs.depth_stamp_s)
+            image = frames.get(inputs.depth_stamp_s)
             if image is None and (first_recorded is None or inputs.depth_stamp_s < first_recorded):
                 frames_before_recording += 1
             elif image is None:
@@ -210,6 +247,8 @@ def replay_against_bundle(bag: StackBag, bundle: str, threshold: float = DEFAULT
         "targets_without_inputs": orphans,
         "depth_frames_missing": missing_frames,
         "depth_frames_before_recording": frames_before_recording,
+        "control": control,
+        "resets_dropped": resets_dropped,
         "threshold": threshold,
         "action_divergence": _summary(actions),
         "target_divergence_rad": _summary(targets),

@@ -6,6 +6,9 @@ info     prints a bag's topics, message counts and metadata (robot, bundle, mani
 replay   --bundle B: feeds the bag's recorded policy inputs through bundle B (open loop) and reports
          the per-joint action divergence from the recorded actions (p50, p99, max, first tick over
          --threshold); with --out DIR writes DIR/divergence.json. The recorded bundle gives zero.
+         --control shift-depth|shuffle-depth|drop-reset: the same replay with a deliberate error (each
+         tick sees the previous frame, the frames shuffled, the activation's runner reset skipped), a
+         negative control: a bundle that uses its depth and memory must diverge under each.
          --sim: closed loop: re-drives the simulated robot with the bag's operator requests, velocity
          commands and gamepad presence (--depth-from-bag: the recorded depth frames instead of the
          simulated camera), at --rate times the recorded rate, records the re-simulated run into
@@ -26,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from parkour_bringup.bag.open_loop import DEFAULT_THRESHOLD, replay_against_bundle
+from parkour_bringup.bag.open_loop import CONTROLS, DEFAULT_THRESHOLD, replay_against_bundle
 from parkour_bringup.bag.reader import open_bag
 from parkour_core.stats import write_json
 
@@ -50,6 +53,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", type=int, default=None, help="replay --sim: Unitree DDS domain (default: random)")
     p.add_argument("--out", type=Path, default=None, help="replay: folder for divergence.json (--sim: the run folder)")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="replay: action divergence to flag")
+    p.add_argument(
+        "--control", choices=CONTROLS, default=None,
+        help="replay --bundle: a negative control (a deliberate error the replay must show as divergence)",
+    )  # fmt: skip
     p.add_argument(
         "--fail-above", type=float, default=None, help="replay: exit 3 if the max action divergence exceeds this"
     )
@@ -107,8 +114,15 @@ def _replay(args: argparse.Namespace) -> int:
     if args.bundle is None:
         raise ValueError("replay needs --bundle B (open loop against a model)")
     with open_bag(args.bag) as bag:
-        result = replay_against_bundle(bag, args.bundle, args.threshold)
-    keys = ("bundle_name", "ticks_compared", "ticks_out_of_sync", "action_divergence", "first_tick_over_threshold")
+        result = replay_against_bundle(bag, args.bundle, args.threshold, control=args.control)
+    keys = (
+        "bundle_name",
+        "control",
+        "ticks_compared",
+        "ticks_out_of_sync",
+        "action_divergence",
+        "first_tick_over_threshold",
+    )
     summary = {k: result[k] for k in keys}
     print(json.dumps(summary))
     if args.out is not None:
