@@ -6,6 +6,10 @@ it (``build_core``: its rules, clamps and BLIND fallback gait), the simulated D4
 and latency (``SimDepthSensor``), and the bridge's MuJoCo robot with the motor PD law
 (``RobotSim``). The operator's part is the demo script's: stand up on the band, release it once
 standing, activate, then command the speed straight ahead.
+
+``depth_ablation``: the camera sees the same robot pose over flat ground (a second copy of the
+robot in a world without the obstacles, posed like the first at every frame), with the same noise
+and latency: what the student does when its depth tells it nothing about the course.
 """
 
 from __future__ import annotations
@@ -62,7 +66,8 @@ class TrialResult:
 class TrialRunner:
     """Loads the bundle and the stack config once; runs trials in this process."""
 
-    def __init__(self, bundle: str, cfg: StackConfig) -> None:
+    def __init__(self, bundle: str, cfg: StackConfig, depth_ablation: bool = False) -> None:
+        self.depth_ablation = depth_ablation
         self.bundle: Bundle = load_bundle(resolve_bundle(bundle))
         self.cfg = replace(cfg, policy=replace(cfg.policy, bundle=bundle))
         self.spec = self.bundle.robot
@@ -79,9 +84,12 @@ class TrialRunner:
         core = build_core(cfg)
         core.register_bundle(self.gains)
         depth = None
+        seen = sim  # what the camera looks at
         if m.uses_depth:
+            if self.depth_ablation:
+                seen = RobotSim(self.spec, {"description": "flat ground (depth ablation)"}, dt)
             cam_cfg = replace(cfg.sim_camera, seed=seed % (2**31))
-            depth = SimDepthSensor(sim.model, cam_cfg, cfg.depth.spec(), start_s=sim.time, strip_max=0)
+            depth = SimDepthSensor(seen.model, cam_cfg, cfg.depth.spec(), start_s=sim.time, strip_max=0)
         runner = self.runner
         policy_every = max(1, round(1.0 / (m.policy_hz * dt)))
         supervisor_every = max(1, round(1.0 / (cfg.supervisor.rate_hz * dt)))
@@ -104,7 +112,10 @@ class TrialRunner:
         while sim.time < limit_s:
             now = sim.time
             if depth is not None:
-                for scheduled in depth.tick(sim.data):
+                if seen is not sim:
+                    seen.data.qpos[:] = sim.data.qpos
+                    seen.data.time = sim.data.time
+                for scheduled in depth.tick(seen.data):
                     frame = scheduled.frame
                     runner.set_depth(frame.policy, frame.exposure_s)
                     depth_stamp = frame.exposure_s

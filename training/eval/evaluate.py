@@ -32,12 +32,12 @@ class Job:
 _worker: dict[str, Any] = {}
 
 
-def _init(bundle: str, cfg: StackConfig) -> None:
+def _init(bundle: str, cfg: StackConfig, depth_ablation: bool) -> None:
     # One BLAS/ORT thread per worker: the workers are the parallelism.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from training.eval.episode import TrialRunner
 
-    _worker["runner"] = TrialRunner(bundle, cfg)
+    _worker["runner"] = TrialRunner(bundle, cfg, depth_ablation)
 
 
 def _run(args: tuple[Protocol, int, Job]) -> dict[str, Any]:
@@ -76,15 +76,17 @@ def course_jobs(p: Protocol, courses: int, obstacles: tuple[int, int], seed: int
             for k in range(courses)]  # fmt: skip
 
 
-def run_jobs(bundle: str, cfg: StackConfig, p: Protocol, jobs: list[Job], seed: int, workers: int) -> list[dict]:
+def run_jobs(
+    bundle: str, cfg: StackConfig, p: Protocol, jobs: list[Job], seed: int, workers: int, depth_ablation: bool = False
+) -> list[dict]:
     if not jobs:
         return []
     args = [(p, seed, job) for job in jobs]
     if workers <= 1:
-        _init(bundle, cfg)
+        _init(bundle, cfg, depth_ablation)
         return [_run(a) for a in args]
     # spawn, not fork: onnxruntime and MuJoCo's renderer do not survive a fork of a process using them.
-    with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(bundle, cfg)) as pool:
+    with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(bundle, cfg, depth_ablation)) as pool:
         return pool.map(_run, args, chunksize=1)
 
 
@@ -95,14 +97,22 @@ def summarise_cells(p: Protocol, trials: list[dict]) -> list[dict[str, Any]]:
             rows = [t for t in trials if t["speed_mps"] == speed and t["height_m"] == height and t["obstacles"] == 1]
             n = len(rows)
             successes = sum(t["outcome"] == "success" for t in rows)
+            # The supervisor's fallback gait (BLIND) is another policy: a trial it drove any part of is
+            # not the student's alone, so success is also given counting only the student's own trials.
+            alone = [t for t in rows if t["blind_s"] == 0]
+            successes_alone = sum(t["outcome"] == "success" for t in alone)
             cells.append({
                 "speed_mps": speed,
                 "height_m": height,
                 "trials": n,
                 "success_rate": successes / n if n else None,
+                "student_alone_trials": len(alone),
+                "blind_trials": n - len(alone),
+                "successes_student_alone": successes_alone,
+                "successes_with_blind": successes - successes_alone,
+                "success_rate_student_alone": successes_alone / n if n else None,
                 "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
                 "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
-                "blind_trials": sum(t["blind_s"] > 0 for t in rows),
             })  # fmt: skip
     return cells
 

@@ -15,9 +15,11 @@ def markdown_table(result: dict[str, Any]) -> str:
     speeds = sorted({c["speed_mps"] for c in cells})
     heights = sorted({c["height_m"] for c in cells})
     by_key = {(c["speed_mps"], c["height_m"]): c for c in cells}
+    ablated = " with its depth ablated (flat ground)" if result.get("depth_ablation") else ""
     lines = [
-        f"Success rate of `{result['bundle']}` ({result['trials_per_cell']} trials per cell; failures: "
-        "falls / stops at the box / times out)",
+        f"Success rate of `{result['bundle']}`{ablated} ({result['trials_per_cell']} trials per cell; failures: "
+        "falls / stops at the box / times out; `alone`: success counting only the trials the student drove "
+        "without the supervisor's BLIND fallback, and in how many trials BLIND drove)",
         "",
         "| speed | " + " | ".join(f"{h * 100:.0f} cm" for h in heights) + " |",
         "| --- | " + " | ".join("---" for _ in heights) + " |",
@@ -28,7 +30,10 @@ def markdown_table(result: dict[str, Any]) -> str:
             c = by_key[(v, h)]
             f = c["failure_modes"]
             rate = "n/a" if c["success_rate"] is None else f"{100 * c['success_rate']:.0f} %"
-            row.append(f"{rate} ({' / '.join(str(f[k]) for k in FAILURES)})")
+            text = f"{rate} ({' / '.join(str(f[k]) for k in FAILURES)})"
+            if c.get("success_rate_student_alone") is not None:
+                text += f"; alone {100 * c['success_rate_student_alone']:.0f} %, BLIND in {c['blind_trials']}"
+            row.append(text)
         lines.append(f"| {v:g} m/s | " + " | ".join(row) + " |")
     course = result.get("course")
     if course:

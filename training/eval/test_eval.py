@@ -78,6 +78,18 @@ def test_the_grid_and_its_summary():
     assert cells[1]["success_rate"] == 0.0 and cells[1]["trials"] == 6
 
 
+def test_a_success_the_fallback_gait_helped_with_is_not_the_student_s_alone():
+    p = Protocol(speeds_mps=(1.0,), heights_m=(0.1,), instances=4, trials=1)
+    blind = (0.0, 1.2, 0.0, 0.02)  # BLIND drove in trials 1 and 3
+    outcome = ("success", "success", "falls", "falls")
+    trials = [{"speed_mps": 1.0, "height_m": 0.1, "obstacles": 1, "progress_m": 1.0, "blind_s": b, "outcome": o}
+              for b, o in zip(blind, outcome, strict=True)]  # fmt: skip
+    (cell,) = summarise_cells(p, trials)
+    assert cell["success_rate"] == 0.5 and cell["success_rate_student_alone"] == 0.25
+    assert (cell["student_alone_trials"], cell["blind_trials"]) == (2, 2)
+    assert (cell["successes_student_alone"], cell["successes_with_blind"]) == (1, 1)
+
+
 @pytest.fixture(scope="module")
 def trial_runner():
     from training.eval.episode import TrialRunner
@@ -94,6 +106,33 @@ def test_the_walking_policy_steps_over_a_2cm_plank_but_not_onto_a_36cm_box(trial
     assert [t["to"] for t in result.transitions] == ["STAND_UP", "STAND", "ACTIVE"]
     box = trial_runner.run(P, straight_box(0.36, near=1.5), seed=1)
     assert box.outcome != "success" and box.boxes_cleared == 0, box
+
+
+def test_the_depth_ablation_camera_sees_flat_ground_where_the_box_stands():
+    """The ablated student's camera: the same pose, the box gone from its image."""
+    from dataclasses import replace
+
+    from training.eval.episode import TrialRunner
+
+    cfg = load_config(config_dir() / "g1_sim.yaml")
+    cfg = replace(cfg, sim_camera=replace(cfg.sim_camera, noise_sigma_m=0.0, offset_max_m=0.0, hole_fraction=0.0))
+    box = straight_box(0.2, near=0.6)  # in the camera's view from the start pose
+    seen = {}
+    for ablation in (False, True):
+        trials = TrialRunner("student_step", cfg, depth_ablation=ablation)
+        policy = trials.runner
+        frames: list[np.ndarray] = []
+
+        def set_depth(image, stamp, frames=frames, set_depth=policy.set_depth):
+            frames.append(image.copy())  # what the policy was given, then on as usual
+            set_depth(image, stamp)
+
+        policy.set_depth = set_depth
+        trials.run(Protocol(speeds_mps=(0.5,)), box, seed=1)
+        seen[ablation] = frames[0]
+    # The box is nearer than the floor behind it: with it removed, some pixels read farther.
+    assert np.max(seen[True] - seen[False]) > 0.05
+    assert np.all(seen[True] >= seen[False] - 1e-6)
 
 
 def run_cli(*args):

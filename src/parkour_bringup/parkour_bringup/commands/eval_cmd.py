@@ -6,10 +6,17 @@ advances 1.5 m past it without falling within the horizon. N instances x M trial
 (default 100 x 5; --quick: 2 x 1), over worker processes. Each trial runs the policy node's runner,
 the supervisor's core (its rules, clamps and fallback gait) and the simulated camera in one
 process; --graph also runs each cell's first instance through the full DDS graph. --courses K adds
-K courses of 3-10 boxes (success rate and distance).
+K courses of 3-10 boxes (success rate and distance). --depth-ablation runs the same trials with the
+camera seeing flat ground (no obstacles) from the same pose: how much the student's success owes
+to its depth.
 
-Writes DIR/eval.json (cells: speed_mps, height_m, trials, success_rate, failure_modes), DIR/eval.md
-and DIR/eval_heatmap.png.
+The supervisor's fallback gait (BLIND) is another policy: each cell counts the trials the student
+drove alone and those in which BLIND drove at any time, and gives success both ways (all trials,
+and only the student's own successes).
+
+Writes DIR/eval.json (command, commit, date, the bundle's manifest SHA-256, seeds; cells: speed_mps,
+height_m, trials, success_rate, success_rate_student_alone, student_alone_trials, blind_trials,
+failure_modes), DIR/trials.json (every trial), DIR/eval.md and DIR/eval_heatmap.png.
 """
 
 from __future__ import annotations
@@ -47,16 +54,22 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--courses", type=int, default=0, help="also run this many courses of 3-10 boxes")
     p.add_argument("--graph", action="store_true", help="also run each cell's first instance through the DDS graph")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="root of every trial's seed (seed, cell, instance, trial)")
+    p.add_argument(
+        "--depth-ablation", action="store_true",
+        help="the camera sees flat ground from the same pose (same noise and latency): the student without its depth",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from parkour_core.bundle import load_bundle
+    from parkour_core.bundle import MANIFEST, load_bundle
     from parkour_core.bundles import resolve_bundle
     from parkour_core.config import load_config
+    from parkour_core.hashing import sha256_file
     from parkour_core.paths import config_dir, repo_root
+    from parkour_core.provenance import provenance
     from parkour_core.stats import write_json
     from training.eval.evaluate import course_jobs, grid_jobs, run_jobs, summarise_cells, summarise_courses
     from training.eval.protocol import Protocol, sample_instance, trial_seed
@@ -91,24 +104,35 @@ def run(args: argparse.Namespace) -> int:
         p = replace(p, heights_m=args.heights)
     if args.courses < 0:
         raise ValueError("--courses must be >= 0")
+    if args.depth_ablation and not loaded.manifest.uses_depth:
+        raise ValueError(f"--depth-ablation: bundle {bundle!r} reads no depth; there is nothing to take away")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = (args.out or repo_root() / "runs" / f"eval-{loaded.manifest.name}-{stamp}").resolve()
+    suffix = "-depth-ablation" if args.depth_ablation else ""
+    out = (args.out or repo_root() / "runs" / f"eval-{loaded.manifest.name}{suffix}-{stamp}").resolve()
     if (out / "eval.json").exists():
         raise ValueError(f"{out / 'eval.json'} exists; an evaluation never overwrites one (choose another --out)")
     workers = args.workers or os.cpu_count() or 1
     jobs = grid_jobs(p) + course_jobs(p, args.courses, (3, 10), args.seed)
     cells = len(p.speeds_mps) * len(p.heights_m)
-    print(f"parkour eval: {bundle}: {cells} cells x {p.instances} instances x {p.trials} trials "
-          f"+ {args.courses} courses = {len(jobs)} trials on {workers} processes", flush=True)  # fmt: skip
+    print(f"parkour eval: {bundle}{' (depth ablation)' if args.depth_ablation else ''}: {cells} cells x "
+          f"{p.instances} instances x {p.trials} trials + {args.courses} courses = {len(jobs)} trials on "
+          f"{workers} processes", flush=True)  # fmt: skip
+    record = provenance()
     started = time.perf_counter()
-    trials = run_jobs(bundle, cfg, p, jobs, args.seed, workers)
+    trials = run_jobs(bundle, cfg, p, jobs, args.seed, workers, depth_ablation=args.depth_ablation)
     wall = time.perf_counter() - started
     result = {
+        **record,
         "bundle": loaded.manifest.name,
         "bundle_path": str(loaded.path),
+        "bundle_manifest_sha256": sha256_file(loaded.path / MANIFEST),
         "robot": loaded.manifest.robot,
+        "config": str(config_path),
+        "depth_ablation": args.depth_ablation,
         "protocol": {**asdict(p), "start_range_m": {str(k): v for k, v in p.start_range_m.items()}},
         "seed": args.seed,
+        "seeds": "trial_seed(seed, cell, instance, 0) places the obstacle; trial_seed(seed, cell, instance, trial + 1) "
+        "draws the trial's noise (training/eval/protocol.py)",
         "trials_per_cell": p.instances * p.trials,
         "cells": summarise_cells(p, trials),
         "course": summarise_courses(trials),
