@@ -18,18 +18,27 @@ from typing import Any
 from parkour_core.paths import repo_root
 
 
-def git_commit(root: Path | None = None) -> str:
-    """HEAD of the checkout, with ``-dirty`` when tracked files differ from it; ``unknown`` outside git."""
+def _git(args: list[str], root: Path | None) -> str | None:
     try:
         where = root if root is not None else repo_root()
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
-                               capture_output=True, text=True, timeout=10)  # fmt: skip
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+        done = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError, FileNotFoundError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def changed_files(root: Path | None = None) -> list[str]:
+    """Tracked files that differ from HEAD (what ``-dirty`` is about)."""
+    status = _git(["status", "--porcelain", "--untracked-files=no"], root) or ""
+    return [line[3:] for line in status.splitlines() if line.strip()]
+
+
+def git_commit(root: Path | None = None) -> str:
+    """HEAD of the checkout, with ``-dirty`` when tracked files differ from it; ``unknown`` outside git."""
+    head = _git(["rev-parse", "HEAD"], root)
+    if head is None:
         return "unknown"
+    return head.strip() + ("-dirty" if changed_files(root) else "")
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -42,9 +51,11 @@ def command_line(argv: list[str] | None = None) -> str:
 
 def provenance(command: str | None = None) -> dict[str, Any]:
     """``command``, ``git_commit``, ``date`` (UTC) and the machine, for the top of a result file."""
+    commit = git_commit()
     return {
         "command": command if command is not None else command_line(),
-        "git_commit": git_commit(),
+        "git_commit": commit,
+        **({"changed_files": changed_files()[:50]} if commit.endswith("-dirty") else {}),
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
     }
