@@ -201,7 +201,7 @@ class MujocoBridge:
         # Onsets the fault suite judges the supervisor against, from the simulator's side: the first
         # rt/lowstate sent that shows the base tilted past the supervisor's limit (after the band's
         # release), and the first depth frame exposed after a camera stall that reached the topic.
-        self.max_tilt_rad = cfg.supervisor.max_tilt_rad
+        self.cos_max_tilt = float(np.cos(cfg.supervisor.max_tilt_rad))
         self.tilt_exceeded_at_s: float | None = None
         self.camera_resumed_at_s: float | None = None
 
@@ -308,8 +308,10 @@ class MujocoBridge:
         self.lowstate_writer.write(self.lowstate)
         self.published_states.append((self.sim.q, self.sim.dq))
         self.lowstate_sent += 1
-        if self.tilt_exceeded_at_s is None and self.band_released_at_s is not None and s.tilt > self.max_tilt_rad:
-            self.tilt_exceeded_at_s = s.time
+        if self.tilt_exceeded_at_s is None and self.band_released_at_s is not None:
+            _, x, y, _ = s.data.qpos[3:7]
+            if 1.0 - 2.0 * (x * x + y * y) < self.cos_max_tilt:  # cos of the tilt: the body z axis' world z
+                self.tilt_exceeded_at_s = s.time
 
     def _camera_tick(self) -> None:
         assert self.depth is not None
