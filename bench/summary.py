@@ -53,6 +53,7 @@ def _pq(d: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float | None]
 
 # ------------------------------------------------------------------------- files without a "summary"
 def _policy(d: dict[str, Any], src: str) -> list[Row]:
+    """policy.json before it had a ``summary`` (one random-weight PHP student, int8, against fp32)."""
     fp32 = "plain onnxruntime, fp32"
     rows = [
         Row(
@@ -156,7 +157,7 @@ def _mm_query(d: dict[str, Any], src: str) -> list[Row]:
 # file name -> (what the row is about when the file is missing, extractor of a file without "summary")
 Extractor = Callable[[dict[str, Any], str], list[Row]]
 EXPECTED: dict[str, tuple[str, Extractor | None]] = {
-    "policy.json": ("PHP student control step vs plain onnxruntime", _policy),
+    "policy.json": ("student control steps (shipped students, PHP-sized random) vs plain onnxruntime", _policy),
     "holosoma_loop.json": ("walking-policy step vs holosoma-inference's loop", None),
     "graph_sim.json": ("whole graph in sim: policy period, real-time factor, lowstate age, depth -> lowcmd", None),
     "dds_lowstate.json": ("lowstate DDS latency at 500 Hz", None),

@@ -101,3 +101,25 @@ def test_write_summary_writes_markdown(summary, tmp_path):
     out = summary.write_summary(tmp_path)
     assert out == tmp_path / "SUMMARY.md"
     assert out.read_text().startswith("# Benchmark summary")
+
+
+def test_committed_policy_result_times_the_shipped_students_and_int8_only_where_it_passes(summary):
+    """bench/results/policy.json: a row per shipped student, an int8 row only for a variant that passed its check."""
+    path = SUMMARY_PY.parent / "results" / "policy.json"
+    if not path.is_file():
+        pytest.skip("bench/policy/run.py has not been run")
+    data = json.loads(path.read_text())
+    models = data["models"]
+    assert {"student_walk", "student_step"} <= set(models)
+    assert data["threads"]["intra_op"] >= 1 and data["git_commit"] and data["machine"]["logical_cores"]
+    whats = [row["what"] for row in data["summary"]]
+    for name, model in models.items():
+        int8 = model["int8"]
+        assert int8["passes"] == (int8["max_action_error"] <= int8["tolerance"])
+        assert int8["tolerance"] == pytest.approx(int8["relative_tolerance"] * int8["action_range"])
+        prefix = "PHP-sized" if name == "php_random" else name
+        int8_rows = [w for w in whats if w.startswith(prefix) and "ours int8 PolicyRunner" in w]
+        assert bool(int8_rows) == int8["passes"] == ("ours_int8" in model["implementations"])
+        assert "plain_ort_fp32" in model["implementations"] and "ours_fp32" in model["implementations"]
+    rows = summary.rows_for(path)
+    assert len(rows) == len(data["summary"]) and all(r.peer and r.ours for r in rows)
