@@ -32,6 +32,48 @@ class GraphError(RuntimeError):
     pass
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process (every thread) so far, from /proc; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+class CpuWatch:
+    """Each node's CPU seconds while the simulation runs (from the bridge's start to the last reading
+    before its end): cores per second of run, and CPU seconds per simulated second."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+        self.ended: dict[str, float] = {}
+        self.wall: tuple[float, float] = (0.0, 0.0)
+
+    def start(self, nodes: list[NodeProcess]) -> None:
+        now = time.perf_counter()
+        self.wall = (now, now)
+        self.started = {n.name: c for n in nodes if (c := process_cpu_s(n.proc.pid)) is not None}
+
+    def sample(self, nodes: list[NodeProcess]) -> None:
+        readings = {n.name: c for n in nodes if (c := process_cpu_s(n.proc.pid)) is not None}
+        if "bridge" in readings:
+            self.wall = (self.wall[0], time.perf_counter())
+            self.ended.update(readings)
+
+    def report(self, sim_s: float | None = None) -> dict[str, object]:
+        wall = self.wall[1] - self.wall[0]
+        per_node = {name: round(self.ended[name] - self.started.get(name, 0.0), 3) for name in self.ended}
+        total = sum(per_node.values())
+        return {
+            "wall_s": round(wall, 3),
+            "cpu_s": per_node,
+            "cores": {name: round(v / wall, 4) for name, v in per_node.items()} if wall > 0 else {},
+            "total_cores": round(total / wall, 4) if wall > 0 else None,
+            "cpu_s_per_sim_s": round(total / sim_s, 4) if sim_s else None,
+        }
+
+
 def ros_env(ros_domain_id: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # Kilted ignores ROS_LOCALHOST_ONLY
@@ -158,23 +200,38 @@ def run_sim_graph(
     if record:
         nodes.append(start_node("recorder", config, run_dir, env, sim_time))
     nodes += [start_node(name, config, run_dir, env, [*extra, *sim_time]) for name, extra in extra_nodes]
+    cpu = CpuWatch()
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]
         bridge = start_node("bridge", config, run_dir, env, bridge_args)
         nodes.append(bridge)
+        cpu.start(nodes)
         while bridge.proc.poll() is None:
             for n in nodes[:-1]:
                 if n.name == "teleop" and n.proc.poll() == 0:
                     return _stop_early(nodes, bridge)  # the operator quit
                 if n.proc.poll() is not None and n.name not in may_exit:
                     raise GraphError(f"node {n.name} died with code {n.proc.returncode}:\n{n.tail()}")
-            time.sleep(0.1)
+            if not (run_dir / "bridge.json").is_file():  # written when the simulation ends
+                cpu.sample(nodes)
+            time.sleep(0.05)
         if bridge.proc.returncode != 0:
             raise GraphError(f"the bridge exited with code {bridge.proc.returncode}:\n{bridge.tail()}")
     finally:
         stop_nodes(nodes)
+        _write_cpu(run_dir, cpu)
     return {n.name: n.proc.returncode for n in nodes}
+
+
+def _write_cpu(run_dir: Path, cpu: CpuWatch) -> None:
+    import json
+
+    sim_s = None
+    bridge = run_dir / "bridge.json"
+    if bridge.is_file():
+        sim_s = json.loads(bridge.read_text()).get("sim_time_s")
+    (run_dir / "cpu.json").write_text(json.dumps(cpu.report(sim_s), indent=2) + "\n")
 
 
 def _stop_early(nodes: list[NodeProcess], bridge: NodeProcess) -> dict[str, int]:

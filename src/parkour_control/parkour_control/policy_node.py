@@ -1,6 +1,7 @@
 """policy_node: runs the configured bundle at its rate on a drift-free timer; swaps models live.
 
-Reads ``/robot/joint_states`` and ``/robot/imu`` (from the supervisor), ``/cmd_vel``,
+Reads the newest ``rt/lowstate`` itself at each tick (Unitree DDS, as bytes: the freshest state,
+without a hop through the supervisor and 400 callbacks a second), ``/cmd_vel``,
 ``/supervisor/state`` and ``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
 ``header.frame_id`` names the bundle that produced them), ``/policy/tick_inputs`` (what the runner
 consumed on that tick, published just before its targets, so a bag replays the tick exactly:
@@ -32,10 +33,12 @@ from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import init_rclpy, spin_node
+from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
 from parkour_core.runner import PolicyRunner, RobotState
-from parkour_core.stats import summary_ms, write_json
+from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
+from parkour_core.unitree import lowstate_capture_time, message_types
+from parkour_core.unitree_wire import LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
 TICK_HISTORY = 100  # /policy/tick_inputs kept for late acknowledgement (2 s at 50 Hz)
@@ -59,26 +62,12 @@ def bundle_announcement(bundle: Bundle) -> str:
     )
 
 
-def _reentrant_default_node(name: str):
-    """A node whose default callback group is reentrant.
+def _wall_clock_node(name: str):
+    """A node on wall time whatever ``use_sim_time`` the process was started with: no /clock for it."""
+    import rclpy
+    from rclpy.parameter import Parameter
 
-    rclpy puts the parameter services and the ``/clock`` subscription in the default group. A
-    swap blocks in the parameter callback while its candidate shadow-runs; with the stock
-    mutually exclusive group that would also stop ``/clock``, freezing sim time for the tick.
-    """
-    from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.node import Node
-
-    class ReentrantDefaultNode(Node):
-        def __init__(self) -> None:
-            self._reentrant_default = ReentrantCallbackGroup()
-            super().__init__(name)
-
-        @property
-        def default_callback_group(self):
-            return self._reentrant_default
-
-    return ReentrantDefaultNode()
+    return rclpy.create_node(name, parameter_overrides=[Parameter("use_sim_time", value=False)])
 
 
 class PolicyNode:
@@ -86,9 +75,8 @@ class PolicyNode:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import Twist
         from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import Image, Imu, JointState
+        from sensor_msgs.msg import Image, JointState
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
         self.cfg = cfg
@@ -97,17 +85,26 @@ class PolicyNode:
         self.depth_spec = cfg.depth.spec()
         self.providers = choose_providers(cfg.policy.providers)
         bundle = load_bundle(resolve_bundle(cfg.policy.bundle), robot=self.spec)
+        from parkour_core.dds import DdsLink
+
+        state_type, _ = message_types(self.spec)
+        self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
+        self.lowstate_reader = self.link.reader("rt/lowstate", state_type)
+        self.state_wire = LowStateWire(self.spec)
         self.runner = self._make_runner(bundle)
         self.period_s = 1.0 / bundle.manifest.policy_hz
         self._SetParametersResult = SetParametersResult
 
         init_rclpy(ros_args)
-        self.node = _reentrant_default_node("policy_node")
-        self.log = self.node.get_logger()
-        # The tick has a group of its own so a swap's loading (in the parameter callback) and the
-        # inputs never delay it; a multi-threaded executor runs the groups side by side.
-        tick_group = MutuallyExclusiveCallbackGroup()
-        input_group = MutuallyExclusiveCallbackGroup()
+        # Two nodes, each on its own executor. ``policy_node`` owns the ``bundle`` parameter: a swap
+        # blocks in its callback (load, verify, shadow-run) on a thread of its own, on wall time.
+        # ``policy_loop`` runs the tick and the inputs on the main thread's events executor, so a swap
+        # never delays a tick, and no Python executor wakes for every /clock message.
+        import rclpy
+
+        self.param_node = _wall_clock_node("policy_node")
+        self.node = rclpy.create_node("policy_loop")
+        self.log = self.param_node.get_logger()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.targets_pub = self.node.create_publisher(JointState, "/policy/joint_targets", 10)
         self.bundle_pub = self.node.create_publisher(
@@ -123,15 +120,11 @@ class PolicyNode:
         self._Float64MultiArray = Float64MultiArray
         self._MultiArrayDimension = MultiArrayDimension
         for msg_type, topic, callback in (
-            (JointState, "/robot/joint_states", self._on_joints),
-            (Imu, "/robot/imu", self._on_imu),
             (Twist, "/cmd_vel", self._on_cmd_vel),
             (Image, "/camera/depth/policy", self._on_depth),
         ):
-            self.node.create_subscription(msg_type, topic, callback, 10, callback_group=input_group)
-        self.node.create_subscription(
-            String, "/supervisor/state", self._on_supervisor_state, latched, callback_group=input_group
-        )
+            self.node.create_subscription(msg_type, topic, callback, 10)
+        self.node.create_subscription(String, "/supervisor/state", self._on_supervisor_state, latched)
         self._JointState = JointState
         self._String = String
 
@@ -155,13 +148,16 @@ class PolicyNode:
         self.last_depth_stamp_s: float | None = None
         self.last_depth_image: np.ndarray | None = None
 
-        self.periods: list[float] = []
-        self.periods_wall: list[float] = []
-        self.period_ticks: list[int] = []  # tick index of each period (to place swaps on the histogram)
-        self.inference_s: list[float] = []
-        self.backbone_s: list[float] = []
-        self.state_ages: list[float] = []
-        self.depth_ages: list[float] = []  # age of the depth behind the latent (or newest frame) at each tick
+        self.periods = Samples()
+        self.periods_wall = Samples()
+        self.period_ticks = Samples()  # tick index of each period (to place swaps on the histogram)
+        self.inference_s = Samples()
+        self.backbone_s = Samples()
+        self.state_decode_s = Samples()
+        self.tick_s = Samples()  # the whole tick: state, depth, step, publish
+        self.state_ages = Samples()
+        self.depth_ages = Samples()  # age of the depth behind the latent (or newest frame) at each tick
+        self.cpu = CpuMeter()
         self.deadline_misses = 0
         self.nonfinite_ticks = 0
         self.ticks = 0
@@ -175,12 +171,12 @@ class PolicyNode:
         self._switched = threading.Event()
         self.swaps: list[dict] = []
         self._announce(bundle)
-        self.node.declare_parameter(
+        self.param_node.declare_parameter(
             "bundle",
             cfg.policy.bundle,
             ParameterDescriptor(description="running bundle (name or folder); set it to swap models live"),
         )
-        self.node.add_on_set_parameters_callback(self._on_set_parameters)
+        self.param_node.add_on_set_parameters_callback(self._on_set_parameters)
         self.injected_fault: str | None = None
         self.faults_injected: list[dict] = []  # when each took effect, on this node's clock (parkour faults)
         if cfg.faults.enabled:
@@ -188,8 +184,9 @@ class PolicyNode:
 
             for name in POLICY_FAULTS:
                 self.node.create_service(Trigger, f"/policy/fault/{name}", self._fault_handler(name))
-        self.timer = self.node.create_timer(self.period_s, self.tick, callback_group=tick_group)
-        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics, callback_group=input_group)
+        sim_time = bool(self.node.get_parameter("use_sim_time").value)
+        self.ticker = PeriodicTick(self.node, self.period_s, self.tick, sim_time)
+        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
 
     # ------------------------------------------------------------------ setup helpers
     def _make_runner(self, bundle: Bundle) -> PolicyRunner:
@@ -207,16 +204,16 @@ class PolicyNode:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     # ------------------------------------------------------------------ inputs
-    def _on_joints(self, msg) -> None:
-        self.q = np.asarray(msg.position, dtype=np.float64)
-        self.dq = np.asarray(msg.velocity, dtype=np.float64)
-        self.joint_stamp_s = _stamp_s(msg.header.stamp)
-
-    def _on_imu(self, msg) -> None:
-        o = msg.orientation
-        self.quat = np.array([o.w, o.x, o.y, o.z])
-        w = msg.angular_velocity
-        self.gyro = np.array([w.x, w.y, w.z])
+    def _read_state(self, now: float) -> None:
+        """The newest rt/lowstate since the last tick, if one came (else the last one ages)."""
+        started = time.perf_counter()
+        data = self.lowstate_reader.take_latest_bytes()
+        if data is None:
+            return
+        view = self.state_wire.decode(data)
+        self.q, self.dq, self.quat, self.gyro = view.q, view.dq, view.quat_wxyz, view.gyro
+        self.joint_stamp_s = lowstate_capture_time(view, now, self.cfg.mode == "sim")
+        self.state_decode_s.append(time.perf_counter() - started)
 
     def _on_cmd_vel(self, msg) -> None:
         self.command = np.array([msg.linear.x, msg.linear.y, msg.angular.z])
@@ -273,7 +270,8 @@ class PolicyNode:
 
     def tick(self) -> None:
         now = self._now()
-        self._account_period(now, time.perf_counter())
+        tick_started = time.perf_counter()
+        self._account_period(now, tick_started)
         self._switch_if_ready()
         runner = self.runner
         if self._reset_requested:
@@ -282,6 +280,7 @@ class PolicyNode:
             self._reset_since_published = True
             if self._shadow is not None:
                 self._shadow.runner.reset()
+        self._read_state(now)
         frame = self.depth_gate.pop_ready(now)
         if frame is not None:
             self._released_depth_stamp_s = frame.stamp_s
@@ -314,6 +313,7 @@ class PolicyNode:
         self.targets_pub.publish(msg)
         self._last_targets = targets
         self.ticks += 1
+        self.tick_s.append(time.perf_counter() - tick_started)
         shadow = self._shadow
         if shadow is not None and not shadow.done.is_set():
             if frame is not None and shadow.runner.backbone is not None:
@@ -437,9 +437,9 @@ class PolicyNode:
     def _publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-        recent_inference = self.inference_s[-50:]
-        recent_depth = self.depth_ages[-50:]
-        stale = bool(recent_depth) and recent_depth[-1] > self.cfg.depth.stale_after_s
+        recent_inference = self.inference_s.tail(50)
+        recent_depth = self.depth_ages.tail(50)
+        stale = bool(recent_depth.size) and recent_depth[-1] > self.cfg.depth.stale_after_s
         status = DiagnosticStatus(
             name="policy_node: control loop",
             hardware_id=self.runner.manifest.name,
@@ -450,10 +450,10 @@ class PolicyNode:
             "bundle": self.runner.manifest.name,
             "ticks": self.ticks,
             "deadline_misses": self.deadline_misses,
-            "inference_ms_p50": np.median(recent_inference) * 1e3 if recent_inference else float("nan"),
-            "inference_ms_max": max(recent_inference) * 1e3 if recent_inference else float("nan"),
-            "state_age_ms": self.state_ages[-1] * 1e3 if self.state_ages else float("nan"),
-            "depth_age_ms": recent_depth[-1] * 1e3 if recent_depth else float("nan"),
+            "inference_ms_p50": np.median(recent_inference) * 1e3 if recent_inference.size else float("nan"),
+            "inference_ms_max": recent_inference.max() * 1e3 if recent_inference.size else float("nan"),
+            "state_age_ms": self.state_ages.tail(1)[0] * 1e3 if len(self.state_ages) else float("nan"),
+            "depth_age_ms": recent_depth[-1] * 1e3 if recent_depth.size else float("nan"),
             "depth_fps": self.depth_rate.fps,
             "nonfinite_ticks": self.nonfinite_ticks,
         }
@@ -476,11 +476,18 @@ class PolicyNode:
                 "ticks": self.ticks,
                 "policy_period_ms": summary_ms(self.periods),
                 "policy_period_wall_ms": summary_ms(self.periods_wall),
-                "periods_ms": [round(p * 1000, 3) for p in self.periods],
-                "periods_wall_ms": [round(p * 1000, 3) for p in self.periods_wall],
-                "period_ticks": self.period_ticks,
+                "periods_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods)],
+                "periods_wall_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods_wall)],
+                "period_ticks": [int(k) for k in np.asarray(self.period_ticks)],
                 "inference_ms": summary_ms(self.inference_s),
                 "backbone_ms": summary_ms(self.backbone_s),
+                "callbacks_ms": {
+                    "lowstate_take_decode": summary_ms(self.state_decode_s),
+                    "backbone": summary_ms(self.backbone_s),
+                    "step": summary_ms(self.inference_s),
+                    "tick": summary_ms(self.tick_s),
+                },
+                "cpu": self.cpu.report(self._now() if self.cfg.mode == "sim" else None),
                 "state_age_ms": summary_ms(self.state_ages),
                 "deadline_misses": self.deadline_misses,
                 "nonfinite_ticks": self.nonfinite_ticks,
@@ -499,7 +506,7 @@ class PolicyNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
 
     from parkour_core.bundle import BundleError
 
@@ -509,8 +516,20 @@ def main(argv: list[str] | None = None) -> int:
     except BundleError as e:
         print(f"policy_node: cannot load the bundle: {e}", flush=True)
         return 2
+    params = SingleThreadedExecutor()
+    params.add_node(node.param_node)
+    spinning = threading.Thread(target=params.spin, name="policy_node parameters", daemon=True)
+    spinning.start()
+
+    def on_exit() -> None:
+        node.write_metrics()
+        # The parameter thread stops before rclpy goes down under it (that aborted the process).
+        params.shutdown(timeout_sec=1.0)
+        spinning.join(timeout=5.0)
+        node.param_node.destroy_node()
+
     mark_ready(args.run_dir, "policy")
-    spin_node(node.node, node.write_metrics, MultiThreadedExecutor(num_threads=3))
+    spin_node(node.node, on_exit)
     return 0
 
 

@@ -42,18 +42,21 @@ class BridgeConfig:
     lowstate_hz: float = _bounded(500.0, 50.0, 2000.0)
     real_time_factor: float = _bounded(1.0, 0.05, 100.0, doc="target sim/wall speed; the sim never runs faster")
     initial_base_height_m: float = _bounded(0.0, 0.0, 2.0, doc="0: the robot's standing height")
-    lockstep_policy: bool = _bounded(True, doc="hold sim time until the policy's targets for the last tick arrive")
-    lockstep_slack_s: float = _bounded(0.01, 0.0, 0.1, doc="sim time allowed past one policy period")
-    lockstep_timeout_wall_s: float = _bounded(2.0, 0.05, 10.0, doc="policy silent this long: stop waiting for it")
-    lockstep_supervisor: bool = _bounded(True, doc="hold sim time while the supervisor (once writing) is silent")
-    lockstep_supervisor_slack_s: float = _bounded(
-        0.02, 0.005, 0.5, doc="sim time without a new rt/lowcmd before the bridge waits for the supervisor"
+    lockstep_policy: bool = _bounded(True, doc="hold sim time at each policy tick until its targets for it arrive")
+    lockstep_supervisor: bool = _bounded(
+        True, doc="hold sim time at each supervisor tick until its rt/lowcmd for it arrives (once it writes)"
+    )
+    lockstep_timeout_wall_s: float = _bounded(
+        2.0, 0.05, 10.0, doc="a peer silent this long (wall time in which sim time could move): stop waiting for it"
     )
 
 
 @dataclass(frozen=True)
 class SupervisorConfig:
     rate_hz: float = _bounded(200.0, 50.0, 1000.0)
+    robot_state_hz: float = _bounded(
+        50.0, 1.0, 1000.0, doc="/robot/joint_states and /robot/imu for tools and bags (the policy reads rt/lowstate)"
+    )
     lowstate_timeout_s: float = _bounded(0.1, 0.005, 2.0)
     target_timeout_s: float = _bounded(0.1, 0.02, 2.0)
     max_tilt_rad: float = _bounded(0.8, 0.1, 1.5, doc="base tilt beyond which the robot is falling -> DAMP")

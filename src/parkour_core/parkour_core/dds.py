@@ -3,6 +3,10 @@
 ``ChannelFactoryInitialize`` sets up the domain with the SDK's own XML (it ignores
 CYCLONEDDS_URI); we then open keep-last-1 readers and take only the newest sample, so a slow
 reader never works through a backlog of stale states.
+
+Readers and writers carry either the SDK's IDL objects (``take_latest``, ``write``) or the
+serialized bytes (``take_latest_bytes``, ``write_bytes``) that :mod:`parkour_core.unitree_wire`
+encodes and decodes: the same samples on the wire, without cyclonedds' per-field Python serializer.
 """
 
 from __future__ import annotations
@@ -35,12 +39,12 @@ class DdsLink:
         qos = Qos(Policy.History.KeepLast(1), Policy.Reliability.BestEffort)
         return LatestReader(DataReader(self.participant, self._topic(name, msg_type), qos=qos))
 
-    def writer(self, name: str, msg_type: type) -> Any:
+    def writer(self, name: str, msg_type: type) -> LatestWriter:
         from cyclonedds.core import Policy, Qos
         from cyclonedds.pub import DataWriter
 
         qos = Qos(Policy.History.KeepLast(1), Policy.Reliability.BestEffort)
-        return DataWriter(self.participant, self._topic(name, msg_type), qos=qos)
+        return LatestWriter(DataWriter(self.participant, self._topic(name, msg_type), qos=qos))
 
     def count_writers(self, name: str, wait_s: float) -> int:
         """Writers of topic ``name`` other than our own, seen within ``wait_s`` of discovery."""
@@ -70,3 +74,31 @@ class LatestReader:
             if type(s).__name__ != "InvalidSample":
                 return s
         return None
+
+    def take_latest_bytes(self) -> bytes | None:
+        """The newest valid sample since the last call as its serialized bytes (header included), or None."""
+        from cyclonedds._clayer import ddspy_take
+
+        taken = ddspy_take(self._reader._ref, 8)
+        if isinstance(taken, int):
+            raise RuntimeError(f"DDS take failed with return code {taken}")
+        for data, info in reversed(taken):
+            if info.valid_data:
+                return bytes(data)
+        return None
+
+
+class LatestWriter:
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, sample: Any) -> None:
+        self._writer.write(sample)
+
+    def write_bytes(self, data: bytes) -> None:
+        """A serialized sample (header included, a multiple of 4 bytes), as ``DataWriter.write`` sends it."""
+        from cyclonedds._clayer import ddspy_write
+
+        ret = ddspy_write(self._writer._ref, data)
+        if ret < 0:
+            raise RuntimeError(f"DDS write failed with return code {ret}")

@@ -102,6 +102,16 @@ class LowStateView:
     wireless_remote: bytes
 
 
+def lowstate_capture_time(view: LowStateView, now_s: float, sim_time: bool) -> float:
+    """When a lowstate sample was taken, on the reader's clock.
+
+    In simulation ``tick`` is sim-time milliseconds, the clock every node runs on, so the age is the
+    sample's true age. The robot's tick counts from its own boot: there the age is the time since the
+    sample reached us (read at most one reader tick after it arrived).
+    """
+    return min(now_s, view.tick * 1e-3) if sim_time else now_s
+
+
 def read_lowstate(msg: Any, spec: RobotSpec) -> LowStateView:
     motors = msg.motor_state
     slots = spec.motor_slots

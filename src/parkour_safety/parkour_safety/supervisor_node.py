@@ -2,8 +2,10 @@
 
 A thin shell around :class:`parkour_core.supervisor_core.SupervisorCore`, which holds every rule
 (modes, transitions, fallback gait, clamping, fault counters). Every tick (``supervisor.rate_hz``)
-the node reads the newest ``rt/lowstate``, republishes it as ``/robot/joint_states`` and
-``/robot/imu``, hands the core what arrived since the last tick and writes the command it returns.
+the node reads the newest ``rt/lowstate`` (as bytes, :mod:`parkour_core.unitree_wire`), hands the
+core what arrived since the last tick and writes the command it returns; it republishes the state
+as ``/robot/joint_states`` and ``/robot/imu`` at ``supervisor.robot_state_hz`` for tools and bags
+(the policy reads rt/lowstate itself).
 If the policy node dies the supervisor keeps writing at its own rate: its own fallback gait
 (BLIND, ``supervisor.fallback_bundle`` run in-process), the stand pose, or damping.
 
@@ -13,7 +15,7 @@ Inputs:
   /policy/bundle             String (latched): JSON {"name", "path", "kp", "kd", "uses_depth"} per bundle;
                              targets of a bundle never announced are not used (frame_id "" runs with the
                              gains in the manifest of ``policy.bundle``)
-  /camera/depth/policy       Image; only ``header.stamp`` is read: depth age = now - stamp
+  /camera/depth/policy       Image, taken serialized: only ``header.stamp`` is read (depth age = now - stamp)
   /cmd_vel                   Twist: the fallback gait's velocity command (zero once older than
                              ``policy.command_timeout_s``)
   /teleop/joy                Joy: gamepad e-stop and request combos; lost after ``supervisor.gamepad_timeout_s``
@@ -33,6 +35,7 @@ source); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder
 from __future__ import annotations
 
 import json
+import struct
 import time
 from pathlib import Path
 
@@ -43,9 +46,9 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import init_rclpy, spin_node
+from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
 from parkour_core.safety import JointCommand, Mode, Request
-from parkour_core.stats import summary_ms, write_json
+from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.supervisor_core import (
     BundleGains,
     GamepadReading,
@@ -59,15 +62,8 @@ from parkour_core.supervisor_core import (
 )
 from parkour_core.teleop import remote_joy
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, decode_tick_inputs
-from parkour_core.unitree import (
-    Crc,
-    LowStateView,
-    fill_lowcmd,
-    message_types,
-    new_lowcmd,
-    parse_wireless_remote,
-    read_lowstate,
-)
+from parkour_core.unitree import LowStateView, lowstate_capture_time, message_types, parse_wireless_remote
+from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
 REMOTE_HZ = 50.0  # /teleop/remote
@@ -142,8 +138,8 @@ class Supervisor:
                 )
         self.lowstate_reader = self.link.reader("rt/lowstate", state_type)
         self.lowcmd_writer = self.link.writer("rt/lowcmd", cmd_type) if self.writes_lowcmd else None
-        self.lowcmd = new_lowcmd(self.spec)
-        self.crc = Crc()
+        self.state_wire = LowStateWire(self.spec)
+        self.cmd_wire = LowCmdWire(self.spec)
 
         init_rclpy(ros_args)
         self.node = rclpy.create_node("supervisor_node")
@@ -173,7 +169,7 @@ class Supervisor:
         self.node.create_subscription(String, "/policy/bundle", self._on_bundle, history)
         # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
         newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest)
+        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest, raw=True)
         self.node.create_subscription(Twist, "/cmd_vel", self._on_cmd_vel, 10)
         self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
         for name, request in (
@@ -199,15 +195,22 @@ class Supervisor:
         self.commands_dry_run = 0
         self.targets_rejected = 0
         self.announcements_rejected = 0
-        self.tick_wall: list[float] = []
-        self.tick_compute: list[float] = []
-        self.lowstate_ages: list[float] = []
-        self.target_ages: list[float] = []
-        self.depth_ages: list[float] = []
-        self.exposure_to_lowcmd: list[float] = []  # ACTIVE: now - exposure of the frame behind the written targets
+        self.tick_wall = Samples()
+        self.tick_compute = Samples()  # the whole tick: read, decide, write
+        self.lowstate_decode = Samples()  # take + decode of the newest rt/lowstate
+        self.core_tick = Samples()  # SupervisorCore.tick: rules, fallback gait, clamp
+        self.lowcmd_encode = Samples()  # encode + CRC + write of rt/lowcmd
+        self.lowstate_ages = Samples()
+        self.target_ages = Samples()
+        self.depth_ages = Samples()
+        self.exposure_to_lowcmd = Samples()  # ACTIVE: now - exposure of the frame behind the written targets
         self._last_tick_wall: float | None = None
+        self.cpu = CpuMeter()
+        self._robot_state_period_s = 1.0 / s.robot_state_hz
+        self._robot_state_published_t: float | None = None
         self._publish_state()
-        self.timer = self.node.create_timer(1.0 / s.rate_hz, self.tick)
+        sim_time = bool(self.node.get_parameter("use_sim_time").value)
+        self.ticker = PeriodicTick(self.node, 1.0 / s.rate_hz, self.tick, sim_time)
         self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
         fallback = self.core.fallback
         self.log.info(
@@ -275,8 +278,11 @@ class Supervisor:
         self.core.register_bundle(gains)
         self.log.info(f"gains for bundle {gains.name!r} (reads depth: {gains.uses_depth})")
 
-    def _on_depth(self, msg) -> None:
-        self.depth_stamp_s = _stamp_s(msg.header.stamp)
+    def _on_depth(self, data: bytes) -> None:
+        # Serialized sensor_msgs/Image: the encapsulation header, then header.stamp (int32 sec, uint32 nanosec).
+        # Deserializing a 20 KB image 30 times a second only to read its stamp cost more than the whole tick.
+        sec, nanosec = struct.unpack_from("<iI" if data[1] == 1 else ">iI", data, 4)
+        self.depth_stamp_s = sec + nanosec * 1e-9
 
     def _on_cmd_vel(self, msg) -> None:
         velocity = np.array([msg.linear.x, msg.linear.y, msg.angular.z], dtype=np.float64)
@@ -299,17 +305,6 @@ class Supervisor:
         self.remote_pub.publish(msg)
 
     # ------------------------------------------------------------------ the tick
-    def _capture_time(self, view: LowStateView, now: float) -> float:
-        """When the newest lowstate was sampled, on this node's clock.
-
-        The simulator stamps ``tick`` with sim-time milliseconds, the clock this node runs on, so
-        the age is the sample's true age. The robot's tick counts from its own boot: there the age
-        is the time since the sample reached us (at most one tick late).
-        """
-        if self.cfg.mode == "sim":
-            return min(now, view.tick * 1e-3)
-        return now
-
     def tick(self) -> None:
         now = self._now()
         wall = time.perf_counter()
@@ -317,14 +312,14 @@ class Supervisor:
             self.tick_wall.append(wall - self._last_tick_wall)
         self._last_tick_wall = wall
 
-        msg = self.lowstate_reader.take_latest()
-        if msg is not None:
-            self.view = read_lowstate(msg, self.spec)
-            self.last_lowstate_t = self._capture_time(self.view, now)
+        data = self.lowstate_reader.take_latest_bytes()
+        if data is not None:
+            self.view = self.state_wire.decode(data)
+            self.lowstate_decode.append(time.perf_counter() - wall)
+            self.last_lowstate_t = lowstate_capture_time(self.view, now, self.cfg.mode == "sim")
             remote = parse_wireless_remote(self.view.wireless_remote)
             self.remote_keys = remote.keys
             self._publish_remote(remote, now)
-            self._publish_robot_state(self.view)
         view = self.view
         if view is None or self.last_lowstate_t is None:
             # Nothing is sent before the first LowState_ (its mode_machine must be echoed); the robot is
@@ -344,13 +339,20 @@ class Supervisor:
         )
         self.pending.clear()
         self.estop_pending = False
+        started = time.perf_counter()
         cmd, records = self.core.tick(inputs)
+        written = time.perf_counter()
+        self.core_tick.append(written - started)
+        self._write(cmd, view.mode_machine)
+        self.lowcmd_encode.append(time.perf_counter() - written)
         self.tick_compute.append(time.perf_counter() - wall)
         for record in records:
             self.log.info(f"{record.from_mode.value} -> {record.to_mode.value}: {record.reason}")
             self._publish_state()
             self.transition_pub.publish(self._String(data=json.dumps(record.to_dict())))
-        self._write(cmd, view.mode_machine)
+        if self._robot_state_published_t is None or now - self._robot_state_published_t >= self._robot_state_period_s:
+            self._robot_state_published_t = now
+            self._publish_robot_state(view)
 
         self.lowstate_ages.append(now - self.last_lowstate_t)
         if self.core.mode is Mode.ACTIVE and self.targets is not None:
@@ -372,9 +374,7 @@ class Supervisor:
             self.dry_run_pub.publish(js)
             self.commands_dry_run += 1
             return
-        fill_lowcmd(self.lowcmd, self.spec, cmd, mode_machine)
-        self.lowcmd.crc = self.crc(self.lowcmd)
-        self.lowcmd_writer.write(self.lowcmd)
+        self.lowcmd_writer.write_bytes(self.cmd_wire.encode(cmd, mode_machine))
         self.commands_written += 1
 
     # ------------------------------------------------------------------ outputs
@@ -441,6 +441,13 @@ class Supervisor:
                 "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
                 "tick_compute_wall_ms": summary_ms(self.tick_compute),
+                "callbacks_ms": {
+                    "lowstate_take_decode": summary_ms(self.lowstate_decode),
+                    "core_tick": summary_ms(self.core_tick),
+                    "lowcmd_encode_crc_write": summary_ms(self.lowcmd_encode),
+                    "tick": summary_ms(self.tick_compute),
+                },
+                "cpu": self.cpu.report(self._now() if self.cfg.mode == "sim" else None),
                 "fallback_step_wall_ms": summary_ms(self.core.fallback_step_s),
                 "lowstate_age_ms": summary_ms(self.lowstate_ages),
                 "target_age_ms": summary_ms(self.target_ages),

@@ -20,6 +20,7 @@ bag re-creates (``parkour bag replay --sim``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -36,19 +37,13 @@ from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import init_rclpy
-from parkour_core.stats import summary_ms, write_json
+from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
-from parkour_core.unitree import (
-    Crc,
-    encode_wireless_remote,
-    fill_lowstate,
-    message_types,
-    new_lowstate,
-    read_lowcmd,
-)
+from parkour_core.unitree import encode_wireless_remote, message_types
+from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, command_violations
-from parkour_sim.lockstep import PeerSilence
+from parkour_sim.lockstep import PeerSilence, TickGrid
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -145,15 +140,17 @@ class MujocoBridge:
         bundle = cfg.policy.bundle
         self.policy_period_s = 1.0 / read_manifest(resolve_bundle(bundle)).policy_hz if bundle else float("inf")
         self.lockstep_waits = 0
-        self.lockstep_wait_wall_s = 0.0
+        self.policy_wait_wall = Samples()  # per hold: wall time until the policy's targets for the tick came
+        # Single-threaded: rclpy's EventsExecutor spinning in a second thread starved this loop of the GIL
+        # and deadlocked the node's teardown.
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
-        self._spin_thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._spin_thread = threading.Thread(target=self._spin, daemon=True)
 
         # The simulated D435i.
         self.depth: SimDepthSensor | None = None
         self.depth_spec = cfg.depth.spec()
-        self.depth_publish_s: list[float] = []
+        self.depth_publish_s = Samples()
         if cfg.sim_camera.enabled:
             self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
             # Reliable with a 1 s queue (20 KB frames): a recorder starved for a moment still gets every
@@ -177,21 +174,28 @@ class MujocoBridge:
         self.last_lowcmd_sim_s: float | None = None
         self.supervisor_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
         self.supervisor_waits = 0
-        self.supervisor_wait_wall_s = 0.0
-        # joint states in the newest rt/lowstate samples sent, newest last
-        # The supervisor may act on any sample it could have read: lockstep lets it fall up to
-        # lockstep_supervisor_slack_s behind, plus the samples in flight.
-        audit_states = max(AUDIT_STATES, round(b.lockstep_supervisor_slack_s * b.lowstate_hz) + 2)
+        self.supervisor_wait_wall = Samples()
+        # The peers' tick grids: sim time is held at each of their ticks until they have answered.
+        self.supervisor_ticks = TickGrid(1.0 / cfg.supervisor.rate_hz)
+        self.policy_ticks = TickGrid(self.policy_period_s) if np.isfinite(self.policy_period_s) else None
+        self.physics_step_wall = Samples()
+        self.step_period_wall = Samples()
+        self.lowstate_encode_wall = Samples()
+        self.lowcmd_decode_wall = Samples()
+        self.clock_publish_wall = Samples()
+        self.cpu = CpuMeter()
+        # joint states in the newest rt/lowstate samples sent, newest last: the supervisor may act on
+        # any of them (lockstep holds sim time at each of its ticks, so it is at most a tick behind).
         self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
-            [(self.sim.q, self.sim.dq)], maxlen=audit_states
+            [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
         )
         self.camera_ticks_suppressed = 0
         state_type, cmd_type = message_types(self.spec)
         self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
         self.lowstate_writer = self.link.writer("rt/lowstate", state_type)
         self.lowcmd_reader = self.link.reader("rt/lowcmd", cmd_type)
-        self.lowstate = new_lowstate(self.spec)
-        self.crc = Crc()
+        self.state_wire = LowStateWire(self.spec)
+        self.cmd_wire = LowCmdWire(self.spec)
 
         self.lowstate_sent = 0
         self.lowcmd_received = 0
@@ -204,6 +208,13 @@ class MujocoBridge:
         self.cos_max_tilt = float(np.cos(cfg.supervisor.max_tilt_rad))
         self.tilt_exceeded_at_s: float | None = None
         self.camera_resumed_at_s: float | None = None
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        # rclpy goes down at the end of the run under this thread: its job is done then.
+        with contextlib.suppress(ExternalShutdownException):
+            self._executor.spin()
 
     def _fault_handler(self, name: str):
         def handle(_request, response):
@@ -224,29 +235,13 @@ class MujocoBridge:
         self.last_target_sim_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         self.policy_silence.heard(time.perf_counter())
 
-    def _wait_for_policy(self) -> None:
-        """Hold sim time while the policy is alive but behind by more than one period plus slack."""
-        b = self.cfg.bridge
-        if not b.lockstep_policy or self.last_target_sim_s is None:
-            return
-        started = time.perf_counter()
-        waited = False
-        while self.sim.time > self.last_target_sim_s + self.policy_period_s + b.lockstep_slack_s:
-            if self.policy_silence.gone(time.perf_counter()):
-                break  # the policy is gone; the supervisor must handle that, and time must go on
-            waited = True
-            time.sleep(0.0002)
-        if waited:
-            held_s = time.perf_counter() - started
-            self.lockstep_waits += 1
-            self.lockstep_wait_wall_s += held_s
-            self.supervisor_silence.sim_held(held_s)
-
     def _receive_lowcmd(self) -> bool:
-        msg = self.lowcmd_reader.take_latest()
-        if msg is None:
+        started = time.perf_counter()
+        data = self.lowcmd_reader.take_latest_bytes()
+        if data is None:
             return False
-        cmd, enabled = read_lowcmd(msg, self.spec)
+        cmd, enabled = self.cmd_wire.decode(data)
+        self.lowcmd_decode_wall.append(time.perf_counter() - started)
         # Judged against the states the supervisor was sent: it cannot know any newer one
         # (during a lowstate stall, none at all).
         violations = command_violations(self.spec, cmd, enabled, self.published_states)
@@ -259,30 +254,52 @@ class MujocoBridge:
         self.supervisor_silence.heard(time.perf_counter())
         return True
 
-    def _wait_for_supervisor(self) -> None:
-        """Hold sim time while the supervisor, once it writes, has been silent for more than the slack.
+    def _hold_for_peers(self, supervisor_due: float | None, policy_due: float | None) -> None:
+        """Hold sim time at a tick of the supervisor or the policy until it has answered for it.
 
-        The robot cannot wait for a starved supervisor; the simulator can, so a stall of this
-        shared machine does not read as a lowstate timeout in the supervisor's sim-time view.
+        The supervisor answers with a rt/lowcmd written after this step's /clock (computed from this
+        step's rt/lowstate), the policy with targets stamped at its tick. The robot cannot wait for a
+        starved process; the simulator can, so a busy machine slows sim time and nothing else: every
+        supervisor tick sees a lowstate of its own time and the robot gets the policy's target every
+        period. A peer that has not written yet is not waited for, nor one silent for
+        ``bridge.lockstep_timeout_wall_s`` (a dead policy: the supervisor handles that, on sim time).
         """
         b = self.cfg.bridge
-        if not b.lockstep_supervisor or self.last_lowcmd_sim_s is None:
-            return
-        if self.sim.time <= self.last_lowcmd_sim_s + b.lockstep_supervisor_slack_s:
-            return
         started = time.perf_counter()
-        while not self._receive_lowcmd():
-            if self.supervisor_silence.gone(time.perf_counter()):
-                break  # the supervisor is gone; time must go on
-            time.sleep(0.0002)
-        held_s = time.perf_counter() - started
-        self.supervisor_waits += 1
-        self.supervisor_wait_wall_s += held_s
-        self.policy_silence.sim_held(held_s)
+        need_command = b.lockstep_supervisor and supervisor_due is not None and self.last_lowcmd_sim_s is not None
+        need_targets = b.lockstep_policy and policy_due is not None and self.last_target_sim_s is not None
+        command_at = None if need_command else started
+        targets_at = None if need_targets else started
+        while command_at is None or targets_at is None:
+            now = time.perf_counter()
+            if command_at is None and (self._receive_lowcmd() or self.supervisor_silence.gone(now)):
+                command_at = now
+            if targets_at is None and (
+                (policy_due is not None and self._targets_reached(policy_due)) or self.policy_silence.gone(now)
+            ):
+                targets_at = now
+            if command_at is None or targets_at is None:
+                time.sleep(0.0002)
+        ended = time.perf_counter()
+        # A peer that has answered cannot tick again while sim time stands: that wall time is not its silence.
+        self.supervisor_silence.sim_held(ended - command_at)
+        self.policy_silence.sim_held(ended - targets_at)
+        if need_command:
+            self.supervisor_waits += 1
+            self.supervisor_wait_wall.append(command_at - started)
+        if need_targets:
+            self.lockstep_waits += 1
+            self.policy_wait_wall.append(targets_at - started)
+
+    def _targets_reached(self, due_s: float) -> bool:
+        last = self.last_target_sim_s
+        return last is not None and last >= due_s - 0.5 * self.cfg.bridge.physics_dt_s
 
     def _publish_clock(self) -> None:
+        started = time.perf_counter()
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
         self._clock_pub.publish(self._clock_msg)
+        self.clock_publish_wall.append(time.perf_counter() - started)
 
     def _on_joy(self, msg) -> None:
         snapshot = snapshot_from_normalised_joy(self.sim.time, msg.axes, msg.buttons)
@@ -301,11 +318,10 @@ class MujocoBridge:
         remote = self._remote()
         changed = remote if remote != self.remote_written else None  # the message keeps the field
         self.remote_written = remote
-        fill_lowstate(
-            self.lowstate, self.spec, s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000), changed
-        )
-        self.lowstate.crc = self.crc(self.lowstate)
-        self.lowstate_writer.write(self.lowstate)
+        started = time.perf_counter()
+        data = self.state_wire.encode(s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000), changed)
+        self.lowstate_writer.write_bytes(data)
+        self.lowstate_encode_wall.append(time.perf_counter() - started)
         self.published_states.append((self.sim.q, self.sim.dq))
         self.lowstate_sent += 1
         if self.tilt_exceeded_at_s is None and self.band_released_at_s is not None:
@@ -365,43 +381,52 @@ class MujocoBridge:
         self._spin_thread.start()
         wall_start = time.perf_counter()
         pace_anchor_wall, pace_anchor_sim = wall_start, self.sim.time
+        last_step_wall: float | None = None
         step = 0
         try:
             while self.sim.time < duration_s:
-                if not self._receive_lowcmd():
-                    self._wait_for_supervisor()
+                self._receive_lowcmd()
                 self.sim.external_force_n = self.faults.push_force(self.sim.time)
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
                     self.band_released_at_s = self.sim.time
                     state = {"state": "released", "t": round(self.sim.time, 4)}
                     self._band_pub.publish(self._String(data=json.dumps(state)))
-                self._wait_for_policy()
+                started = time.perf_counter()
                 self.sim.step()
+                self.physics_step_wall.append(time.perf_counter() - started)
                 step += 1
-                self._publish_clock()
+                t = self.sim.time
+                supervisor_due = self.supervisor_ticks.reached(t)
+                policy_due = self.policy_ticks.reached(t) if self.policy_ticks is not None else None
                 if step % lowstate_every == 0:
-                    if self.faults.lowstate_stall.active(self.sim.time):
+                    if self.faults.lowstate_stall.active(t):
                         self.lowstate_suppressed += 1
                     else:
                         self._publish_lowstate()
-                if self.depth is not None and self.faults.camera_stall.active(self.sim.time):
+                # /clock only where a peer ticks: every node runs a Python callback per /clock message.
+                if supervisor_due is not None or policy_due is not None:
+                    self._publish_clock()
+                if self.depth is not None and self.faults.camera_stall.active(t):
                     self.camera_ticks_suppressed += 1
                 elif self.depth is not None:
-                    # After this step's lowstate went out: a 1-2 ms frame at 30 Hz delays at most the next.
-                    self._camera_tick()
+                    self._camera_tick()  # while the peers compute their ticks
                 if step % record_every == 0:
                     self._record()
                 if handle is not None and step % viewer_every == 0:
                     handle.sync()
-                ahead_s = (
-                    pace_anchor_wall + (self.sim.time - pace_anchor_sim) / b.real_time_factor
-                ) - time.perf_counter()
+                if supervisor_due is not None or policy_due is not None:
+                    self._hold_for_peers(supervisor_due, policy_due)
+                ahead_s = (pace_anchor_wall + (t - pace_anchor_sim) / b.real_time_factor) - time.perf_counter()
                 if ahead_s > 0.0005:
                     time.sleep(ahead_s)
                 elif ahead_s < -0.05:
                     # Behind (a busy machine or a lockstep wait): run on from here, never sprint to catch up.
-                    pace_anchor_wall, pace_anchor_sim = time.perf_counter(), self.sim.time
+                    pace_anchor_wall, pace_anchor_sim = time.perf_counter(), t
+                now = time.perf_counter()
+                if last_step_wall is not None:
+                    self.step_period_wall.append(now - last_step_wall)
+                last_step_wall = now
         except KeyboardInterrupt:
             pass
         self.wall_time_s = time.perf_counter() - wall_start
@@ -425,9 +450,21 @@ class MujocoBridge:
                 "lowstate_sent": self.lowstate_sent,
                 "lowcmd_received": self.lowcmd_received,
                 "lockstep_waits": self.lockstep_waits,
-                "lockstep_wait_wall_s": round(self.lockstep_wait_wall_s, 3),
+                "lockstep_wait_wall_s": round(float(np.sum(self.policy_wait_wall)), 3),
+                "policy_wait_wall_ms": summary_ms(self.policy_wait_wall),
                 "supervisor_waits": self.supervisor_waits,
-                "supervisor_wait_wall_s": round(self.supervisor_wait_wall_s, 3),
+                "supervisor_wait_wall_s": round(float(np.sum(self.supervisor_wait_wall)), 3),
+                "supervisor_wait_wall_ms": summary_ms(self.supervisor_wait_wall),
+                "cpu": self.cpu.report(sim_time),
+                "callbacks_ms": {
+                    "physics_step": summary_ms(self.physics_step_wall),
+                    "lowstate_encode_crc_write": summary_ms(self.lowstate_encode_wall),
+                    "lowcmd_take_decode": summary_ms(self.lowcmd_decode_wall),
+                    "clock_publish": summary_ms(self.clock_publish_wall),
+                    "camera_frame": summary_ms(self.depth.frame_s) if self.depth is not None else None,
+                    "camera_publish": summary_ms(self.depth_publish_s),
+                },
+                "periods_wall_ms": {"step": summary_ms(self.step_period_wall)},
                 "band_released_at_s": self.band_released_at_s,
                 "fell": self.fell,
                 "fell_at_s": self.fell_at_s,

@@ -16,10 +16,10 @@ from parkour_core.obs import FloatArray
 from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
 
-# The supervisor clamps with the newest rt/lowstate it has read, which may be a few samples behind
-# the bridge (it ticks at 200 Hz, lowstate comes at 500 Hz, and lockstep lets a starved supervisor
-# fall bridge.lockstep_supervisor_slack_s behind). The bridge judges the torque estimate against
-# each sample it sent in that window (at least AUDIT_STATES), with 10 % for motion in between.
+# The supervisor clamps with the newest rt/lowstate it has read, which may be a sample or two behind
+# the bridge (it ticks at 200 Hz, lowstate comes at 500 Hz, and lockstep holds sim time at each of its
+# ticks). The bridge judges the torque estimate against each of the last AUDIT_STATES samples it sent,
+# with 10 % for motion in between. (An e-stop acts in its service callback, between two ticks.)
 AUDIT_STATES = 4
 TORQUE_AUDIT_TOLERANCE = 1.10
 
