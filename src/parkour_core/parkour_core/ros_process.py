@@ -109,6 +109,9 @@ class PeriodicTick:
     Here, on sim time the tick runs from the clock's own update (a jump callback, in the /clock
     subscription's callback): on the first /clock at or after each due time, once. On wall time a
     steady timer drives it, and a fire before the next due time (a burst after an overrun) is dropped.
+
+    Keep the object for as long as the node ticks: rcl calls the jump callback through it (a dropped
+    PeriodicTick crashes the process at the next /clock).
     """
 
     def __init__(self, node: Any, period_s: float, callback: Callable[[], None], sim_time: bool) -> None:

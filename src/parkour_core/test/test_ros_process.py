@@ -73,3 +73,49 @@ def test_a_node_started_with_sigint_ignored_still_writes_metrics_and_exits(tmp_p
     assert child.returncode == 0, out
     assert "exited cleanly" in out
     assert int(metrics.read_text()) >= 3
+
+
+TICKS_ON_SIM_TIME = textwrap.dedent(
+    """
+    import sys, time, json
+    import rclpy
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+    from parkour_core.ros_process import PeriodicTick, default_executor, init_rclpy
+
+    init_rclpy([])
+    node = rclpy.create_node("ticker", parameter_overrides=[Parameter("use_sim_time", value=True)])
+    source = rclpy.create_node("clock_source")
+    pub = source.create_publisher(Clock, "/clock", 10)
+    ticks = []
+    ticker = PeriodicTick(node, 0.02, lambda: ticks.append(node.get_clock().now().nanoseconds), sim_time=True)
+    executor = default_executor()
+    executor.add_node(node)
+    while pub.get_subscription_count() == 0:
+        executor.spin_once(timeout_sec=0.05)
+    msg = Clock()
+    # 2 ms steps to 0.2 s, every time published twice (a repeated /clock must not tick twice)
+    for k in range(1, 101):
+        msg.clock.sec, msg.clock.nanosec = 0, k * 2_000_000
+        for _ in range(2):
+            pub.publish(msg)
+            deadline = time.monotonic() + 1.0
+            seen = node.get_clock().now().nanoseconds
+            while seen < k * 2_000_000 and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.01)
+                seen = node.get_clock().now().nanoseconds
+        executor.spin_once(timeout_sec=0.001)
+    print(json.dumps(ticks))
+    """
+)
+
+
+def test_a_periodic_tick_on_sim_time_runs_once_at_each_due_time() -> None:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(ROS_DOMAIN_ID + 1), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    proc = subprocess.run([sys.executable, "-c", TICKS_ON_SIM_TIME], capture_output=True, text=True, env=env,
+                          timeout=HANG_S)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import json
+
+    ticks = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert ticks == [k * 20_000_000 for k in range(1, 11)], ticks

@@ -83,6 +83,13 @@ def _stamp_s(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def serialized_header_stamp_s(data: bytes) -> float:
+    """``header.stamp`` of a serialized message that starts with a std_msgs/Header (sensor_msgs/Image):
+    after the 4-byte encapsulation header (byte 1 says the byte order), int32 sec and uint32 nanosec."""
+    sec, nanosec = struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)
+    return sec + nanosec * 1e-9
+
+
 def build_core(cfg: StackConfig) -> SupervisorCore:
     """The core with its fallback gait and the configured bundle's gains (for unnamed targets)."""
     spec = get_robot(cfg.robot)
@@ -279,10 +286,8 @@ class Supervisor:
         self.log.info(f"gains for bundle {gains.name!r} (reads depth: {gains.uses_depth})")
 
     def _on_depth(self, data: bytes) -> None:
-        # Serialized sensor_msgs/Image: the encapsulation header, then header.stamp (int32 sec, uint32 nanosec).
         # Deserializing a 20 KB image 30 times a second only to read its stamp cost more than the whole tick.
-        sec, nanosec = struct.unpack_from("<iI" if data[1] == 1 else ">iI", data, 4)
-        self.depth_stamp_s = sec + nanosec * 1e-9
+        self.depth_stamp_s = serialized_header_stamp_s(data)
 
     def _on_cmd_vel(self, msg) -> None:
         velocity = np.array([msg.linear.x, msg.linear.y, msg.angular.z], dtype=np.float64)
