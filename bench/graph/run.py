@@ -1,21 +1,25 @@
-"""The whole graph in simulation: policy loop period, real-time factor, lowstate age, depth-to-lowcmd latency.
+"""The whole sim graph on this machine, this tree against an earlier commit, measured the same way in one run.
 
-One ``parkour sim`` run (bridge + supervisor + policy + script, one process each, no bag) of the G1 with
-the depth bundle ``g1_walk_depth_gated`` and the simulated D435i on, ``--duration`` s of sim time, then
-from the run folder's metrics (policy.json, supervisor.json, bridge.json, report.json):
+Each variant is one ``parkour sim`` (G1, bundle ``g1_walk_depth_gated``, the simulated D435i on, no bag)
+of ``--duration`` s of sim time, started from its own source tree: this checkout, and ``--baseline``
+(a commit, checked out into a temporary git worktree whose generated bundles link to this checkout's).
+While it runs, every node process is found in /proc by its run folder and its CPU time (user + system,
+all threads) read every 0.2 s, so both variants are measured by this script, not by their own code.
+From the run folders:
 
-- the policy loop period p50/p99 on the sim clock (what the policy sees) and on the wall clock;
-- the simulation's real-time factor with the camera on (sim time / wall time of the bridge's loop);
-- the lowstate age at the supervisor (sim ms, now - last rt/lowstate at each supervisor tick);
-- the end-to-end latency from depth exposure to the lowcmd write, MEASURED per command by the
-  supervisor (``depth_exposure_to_lowcmd_ms``: at every lowcmd write in ACTIVE, now - the exposure
-  stamp of the frame behind the written targets, which the policy's /policy/tick_inputs names), and
-  for comparison the same COMPOSED from the stages (``end_to_end``: the p50s (p99s) of three stages added).
+- real-time factor with the camera on, and CPU cores per node and in all (CPU seconds per wall second
+  of the bridge's run) and CPU seconds per simulated second;
+- the policy loop period on the sim clock (missed deadlines: a period > 1.5 x nominal) and on the wall
+  clock, the supervisor's tick period on the wall clock, p50/p99/max;
+- the lowstate age at the supervisor and the depth exposure -> lowcmd latency per command (sim clock);
+- this tree's per-callback costs (bridge, supervisor, policy), which the baseline does not record.
 
-Sim-clock ages come in steps of the 2 ms /clock period. The camera's exposure-to-publish latency is the
-trained 60-80 ms, emulated by the bridge; the JSON also gives the latency without it.
+``--hog`` adds a variant of this tree with a process keeping one core busy beside it. ``--long S``
+adds a run of S sim seconds of this tree for the deadline count. The budget (``BUDGET``) is checked
+on this tree's quiet run. Writes the JSON (``--out``) and a PNG beside it: CPU per node stacked per
+variant, and the period histograms.
 
-    .venv/bin/python bench/graph/run.py --out bench/results/graph_sim.json   # about 60-90 s
+    .venv/bin/python bench/graph/run.py --baseline 47e704b --duration 60 --hog --long 300
 """
 
 from __future__ import annotations
@@ -23,171 +27,306 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
-from parkour_bringup.cli import main as parkour
-from parkour_core.paths import config_dir, repo_root
-from parkour_core.stats import write_json
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from parkour_core.provenance import command_line, provenance  # noqa: E402
+from parkour_core.stats import write_json  # noqa: E402
 
 BUNDLE = "g1_walk_depth_gated"
+PACKAGES = ("parkour_core", "parkour_perception", "parkour_sim", "parkour_safety", "parkour_control",
+            "parkour_teleop", "parkour_bringup")  # fmt: skip
+GENERATED_BUNDLES = ("g1_walk", "g1_walk_depth_gated")
+NODE_MODULES = {
+    "parkour_sim.bridge_node": "bridge", "parkour_safety.supervisor_node": "supervisor",
+    "parkour_control.policy_node": "policy", "parkour_teleop.script_node": "script",
+}  # fmt: skip
+# issue 22's budget, on 2 cores with the camera on and no other load
+BUDGET = {"sim_real_time_factor_min": 1.0, "policy_period_wall_p99_ms_max": 25.0, "total_cores_max": 1.2}
 
 
-def _load(run_dir: Path, name: str) -> dict[str, Any]:
-    return json.loads((run_dir / f"{name}.json").read_text())
+def _cpu_s(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _pq(d: dict[str, Any] | None) -> dict[str, float | None]:
-    d = d or {}
-    return {"p50": d.get("p50"), "p99": d.get("p99")}
+def _nodes_of(run_dir: Path) -> dict[int, str]:
+    """pid -> node name of the processes started for ``run_dir``."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = [a.decode(errors="replace") for a in args]
+        if str(run_dir) not in " ".join(text):
+            continue
+        for module, name in NODE_MODULES.items():
+            if module in text:
+                found[int(entry.name)] = name
+    return found
 
 
-def _add(*stages: dict[str, Any]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for q in ("p50", "p99"):
-        values = [s.get(q) for s in stages]
-        out[q] = None if any(v is None for v in values) else round(sum(values), 3)
-    return out
+class CpuSampler(threading.Thread):
+    """CPU seconds per node from the bridge's first reading to its last (the simulated run)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(daemon=True)
+        self.run_dir = run_dir
+        self.first: dict[str, float] = {}
+        self.last: dict[str, float] = {}
+        self.wall = [0.0, 0.0]
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        pids: dict[int, str] = {}
+        while not self.stop.is_set():
+            pids |= _nodes_of(self.run_dir) if len(pids) < len(NODE_MODULES) else {}
+            readings = {name: c for pid, name in pids.items() if (c := _cpu_s(pid)) is not None}
+            if "bridge" in readings and not (self.run_dir / "bridge.json").is_file():
+                now = time.perf_counter()
+                if not self.first:
+                    self.first, self.wall[0] = dict(readings), now
+                for name, value in readings.items():
+                    self.first.setdefault(name, value)
+                self.last, self.wall[1] = readings, now
+            time.sleep(0.2)
+
+    def report(self, sim_s: float) -> dict[str, Any]:
+        wall = self.wall[1] - self.wall[0]
+        cpu = {name: self.last[name] - self.first.get(name, self.last[name]) for name in self.last}
+        total = sum(cpu.values())
+        return {
+            "wall_s": round(wall, 2),
+            "cores": {n: round(v / wall, 4) for n, v in sorted(cpu.items())} if wall > 0 else {},
+            "total_cores": round(total / wall, 4) if wall > 0 else None,
+            "cpu_s_per_sim_s": round(total / sim_s, 4) if sim_s else None,
+        }
 
 
-def end_to_end(policy: dict[str, Any], supervisor: dict[str, Any], bridge: dict[str, Any]) -> dict[str, Any]:
-    """Depth exposure -> lowcmd write, composed stage by stage from the nodes' summaries."""
-    depth_at_use = _pq((policy.get("depth") or {}).get("age_ms"))
-    step = _pq(policy.get("inference_ms"))
-    target_at_write = _pq(supervisor.get("target_age_ms"))
-    camera = _pq((bridge.get("camera") or {}).get("published_age_ms"))
-    total = _add(depth_at_use, step, target_at_write)
-    after_camera = _add(
-        {q: None if depth_at_use[q] is None or camera[q] is None else depth_at_use[q] - camera[q] for q in camera},
-        step,
-        target_at_write,
-    )
-    return {
-        "latency_ms": total,
-        "latency_after_camera_publish_ms": after_camera,
-        "stages_ms": {
-            "depth_age_at_policy_tick": depth_at_use,
-            "policy_step_wall": step,
-            "target_age_at_lowcmd_write": target_at_write,
-            "camera_exposure_to_publish_emulated": camera,
-        },
-        "composed_as": (
-            "sum of per-stage quantiles, not the quantile of per-command latencies: "
-            "(1) policy.json depth.age_ms: policy tick time - exposure stamp of the frame behind the depth "
-            "latent it used (sim clock; includes the camera's emulated 60-80 ms exposure-to-publish latency "
-            "and the wait for the next 50 Hz tick); "
-            "(2) policy.json inference_ms: backbone (on a new frame) + student step, wall clock, the time from "
-            "the tick start to the targets' header stamp, which the sim clock does not record; "
-            "(3) supervisor.json target_age_ms: lowcmd write time - the targets' header stamp, at every "
-            "supervisor tick that wrote a command from policy targets (sim clock). "
-            "p99 = sum of the stage p99s: tails that never coincide make this an overestimate. "
-            "latency_after_camera_publish_ms subtracts bridge.json camera.published_age_ms (the emulated "
-            "camera latency) from stage 1."
-        ),
-        "node_change_for_an_exact_number": (
-            "the policy node would put the exposure stamp of the frame behind the latent into each "
-            "/policy/joint_targets message (e.g. a second stamp beside header.stamp), and the supervisor "
-            "would record now - that stamp at every lowcmd write; then p50/p99 are of one per-command series"
-        ),
-    }
-
-
-def run_graph(run_dir: Path, duration_s: float) -> None:
-    cfg = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+def _config(path: Path) -> Path:
+    cfg = yaml.safe_load((ROOT / "config" / "g1_sim.yaml").read_text())
     cfg.setdefault("sim_camera", {})["enabled"] = True
     cfg.setdefault("policy", {})["bundle"] = BUNDLE
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _baseline_tree(rev: str, where: Path) -> Path:
+    tree = where / f"baseline-{rev}"
+    subprocess.run(["git", "worktree", "add", "--detach", "--force", str(tree), rev], cwd=ROOT, check=True,
+                   capture_output=True)  # fmt: skip
+    for name in GENERATED_BUNDLES:  # built by make setup, not in git
+        if not (tree / "models" / name).exists():
+            (tree / "models" / name).symlink_to(ROOT / "models" / name)
+    return tree
+
+
+def _hog() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def run_variant(name: str, tree: Path, run_dir: Path, duration_s: float, hog: bool) -> dict[str, Any]:
+    run_dir = run_dir.resolve()  # the variant runs in its own tree
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    env = dict(os.environ)
+    # The variant's own packages first on the path: ahead of the editable installs of this checkout.
+    env["PYTHONPATH"] = os.pathsep.join([*(str(tree / "src" / p) for p in PACKAGES), str(tree)])
     with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "g1_sim_bench.yaml"
-        config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        argv = ["sim", "--config", str(config), "--out", str(run_dir), "--duration", str(duration_s), "--no-bag"]
-        code = parkour(argv)
-    if code != 0:
-        raise SystemExit(f"parkour sim exited with code {code}; see {run_dir / 'logs'}")
+        config = _config(Path(tmp) / "bench_graph.yaml")
+        cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--config", str(config), "--out", str(run_dir),
+               "--duration", str(duration_s), "--no-bag"]  # fmt: skip
+        sampler = CpuSampler(run_dir.resolve())
+        hogging = _hog() if hog else None
+        sampler.start()
+        try:
+            proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=3600)
+        finally:
+            sampler.stop.set()
+            if hogging is not None:
+                hogging.kill()
+                hogging.wait()
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: parkour sim exited {proc.returncode}: {proc.stderr[-2000:]}")
+    load = {n: json.loads((run_dir / f"{n}.json").read_text()) for n in ("bridge", "supervisor", "policy")}
+    bridge, supervisor, policy = load["bridge"], load["supervisor"], load["policy"]
+    periods = np.asarray(policy["periods_ms"], dtype=float)
+    nominal_ms = float(np.median(periods)) if periods.size else 20.0
+    return {
+        "tree": str(tree),
+        "hog": hog,
+        "sim_s": round(bridge["sim_time_s"], 2),
+        "sim_real_time_factor": round(bridge["sim_real_time_factor"], 3),
+        "cpu": sampler.report(bridge["sim_time_s"]),
+        "fell": bridge["fell"],
+        "transitions": [f"{t['from']}->{t['to']} ({t['reason']})" for t in supervisor["supervisor_transitions"]],
+        "policy_period_ms": policy["policy_period_ms"],
+        "policy_period_wall_ms": policy["policy_period_wall_ms"],
+        "policy_deadline_misses": int(np.count_nonzero(periods > 1.5 * nominal_ms)),
+        "supervisor_tick_period_wall_ms": supervisor["tick_period_wall_ms"],
+        "lowstate_age_ms": supervisor["lowstate_age_ms"],
+        "policy_state_age_ms": policy.get("state_age_ms"),
+        "depth_exposure_to_lowcmd_ms": supervisor.get("depth_exposure_to_lowcmd_ms"),
+        "callbacks_ms": {n: load[n].get("callbacks_ms") for n in ("bridge", "supervisor", "policy")},
+        "periods_wall_ms": policy["periods_wall_ms"],
+        "supervisor_tick_hist": supervisor.get("tick_period_wall_hist"),  # None for a tree that does not write it
+    }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=repo_root() / "bench" / "results" / "graph_sim.json")
-    parser.add_argument("--run-dir", type=Path, default=repo_root() / "runs" / "bench_graph")
-    parser.add_argument("--duration", type=float, default=20.0, help="sim seconds")
-    parser.add_argument("--reuse", action="store_true", help="summarise an existing --run-dir without running")
-    args = parser.parse_args(argv)
+def budget(current: dict[str, Any]) -> dict[str, Any]:
+    rtf = current["sim_real_time_factor"]
+    p99 = current["policy_period_wall_ms"]["p99"]
+    cores = current["cpu"]["total_cores"]
+    return {
+        "sim_real_time_factor": {"value": rtf, "met": rtf >= BUDGET["sim_real_time_factor_min"]},
+        "policy_period_wall_p99_ms": {"value": p99, "met": p99 <= BUDGET["policy_period_wall_p99_ms_max"]},
+        "total_cores": {"value": cores, "met": cores is not None and cores <= BUDGET["total_cores_max"]},
+        "limits": BUDGET,
+    }
 
-    load_before = os.getloadavg()
-    started = time.perf_counter()
-    if not args.reuse:
-        run_graph(args.run_dir, args.duration)
-    wall_s = None if args.reuse else round(time.perf_counter() - started, 1)
-    policy, sup, bridge, report = (_load(args.run_dir, n) for n in ("policy", "supervisor", "bridge", "report"))
-    camera = bridge.get("camera") or {}
-    if not camera.get("enabled"):
-        raise SystemExit("the sim camera was off in this run: the real-time factor is not the one asked for")
-    e2e = end_to_end(policy, sup, bridge)
-    measured = _pq(sup.get("depth_exposure_to_lowcmd_ms"))
-    e2e["measured_per_command_ms"] = measured
-    e2e.pop("node_change_for_an_exact_number", None)
-    period, period_wall = _pq(policy["policy_period_ms"]), _pq(policy["policy_period_wall_ms"])
-    lowstate = _pq(sup["lowstate_age_ms"])
-    rtf = report.get("sim_real_time_factor")
-    out = {
-        "what": f"parkour sim, G1, bundle {BUNDLE}, sim camera on ({camera.get('method')}, {camera.get('hz')} Hz), "
-        f"{bridge['sim_time_s']:.1f} s of sim time, one process per node, no bag",
-        "policy_period_ms": period,
-        "policy_period_wall_ms": period_wall,
-        "policy_deadline_misses": policy.get("deadline_misses"),
-        "policy_ticks": policy.get("ticks"),
-        "sim_real_time_factor": rtf,
-        "lockstep_waits": bridge.get("lockstep_waits"),
-        "lockstep_wait_wall_s": bridge.get("lockstep_wait_wall_s"),
-        "lowstate_age_ms": lowstate,
-        "lowstate_sent": bridge.get("lowstate_sent"),
-        "camera_frame_ms_wall": _pq(camera.get("frame_ms")),
-        "depth_frames_used": (policy.get("depth") or {}).get("frames"),
-        "end_to_end": e2e,
-        "fell": report.get("fell"),
-        "final_mode": report.get("final_mode"),
-        "distance_m": report.get("distance_m"),
-        "run_dir": os.path.relpath(args.run_dir.resolve(), repo_root()),
-        "clock_note": "sim-clock ages and periods are quantised by the 2 ms /clock; wall-clock values are not",
-        "load_average_before": [round(x, 2) for x in load_before],
-        "load_average_after": [round(x, 2) for x in os.getloadavg()],
-        "wall_s": wall_s,
-        "bridge_wall_s": bridge.get("wall_time_s"),
+
+def plot(variants: dict[str, dict[str, Any]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(variants)
+    nodes = sorted({n for v in variants.values() for n in v["cpu"]["cores"]})
+    fig, (ax_cpu, ax_period, ax_tick) = plt.subplots(1, 3, figsize=(17, 4.5))
+    bottom = np.zeros(len(names))
+    for node in nodes:
+        values = np.array([variants[v]["cpu"]["cores"].get(node, 0.0) for v in names])
+        ax_cpu.bar(names, values, bottom=bottom, label=node)
+        bottom += values
+    for i, v in enumerate(names):
+        ax_cpu.text(i, bottom[i], f"{bottom[i]:.2f} cores\nRTF {variants[v]['sim_real_time_factor']:.2f}",
+                    ha="center", va="bottom", fontsize=9)  # fmt: skip
+    ax_cpu.axhline(1.2, color="k", linestyle="--", linewidth=1)
+    ax_cpu.set_ylabel("CPU cores (CPU s per wall s of the run)")
+    ax_cpu.set_title("CPU per node")
+    ax_cpu.legend(fontsize=8)
+    ax_cpu.set_ylim(0, max(2.0, float(bottom.max()) * 1.25))
+    bins = np.linspace(0, 100, 101)
+    for v in names:
+        periods = np.clip(np.asarray(variants[v]["periods_wall_ms"], dtype=float), 0, 100)
+        ax_period.hist(
+            periods, bins=bins, histtype="step", label=f"{v} (p99 {variants[v]['policy_period_wall_ms']['p99']:.0f} ms)"
+        )
+    ax_period.axvline(20.0, color="k", linewidth=0.8)
+    ax_period.set_yscale("log")
+    ax_period.set_xlabel("policy loop period, wall clock (ms; clipped at 100)")
+    ax_period.set_title("policy period, wall clock")
+    ax_period.legend(fontsize=8)
+    for v in names:
+        hist = variants[v].get("supervisor_tick_hist")
+        if hist:
+            edges = np.arange(len(hist["counts"]) + 1) * hist["bin_ms"]
+            p99 = variants[v]["supervisor_tick_period_wall_ms"]["p99"]
+            ax_tick.stairs(hist["counts"], edges, label=f"{v} (p99 {p99:.0f} ms)")
+    ax_tick.axvline(5.0, color="k", linewidth=0.8)
+    ax_tick.set_yscale("log")
+    ax_tick.set_xlim(0, 50)
+    ax_tick.set_xlabel("supervisor tick period, wall clock (ms)")
+    ax_tick.set_title("supervisor tick period, wall clock (this tree's runs)")
+    ax_tick.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "graph_sim.json")
+    ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "bench_graph")
+    ap.add_argument("--duration", type=float, default=60.0, help="sim seconds per variant")
+    ap.add_argument("--baseline", default="", help="an earlier commit to measure beside this tree")
+    ap.add_argument("--hog", action="store_true", help="also run this tree with one core kept busy")
+    ap.add_argument("--long", type=float, default=0.0, help="also a run of this many sim seconds (deadlines)")
+    args = ap.parse_args()
+    record = provenance(command_line())
+    variants: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"current": ROOT}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = _baseline_tree(args.baseline, Path(tmp))
+        try:
+            for name, tree in trees.items():
+                print(f"{name}: {args.duration:g} s of sim", flush=True)
+                variants[name] = run_variant(name, tree, args.runs / name.split()[0], args.duration, hog=False)
+            if args.hog:
+                print("current with a core kept busy", flush=True)
+                variants["current, one core busy"] = run_variant(
+                    "hog", ROOT, args.runs / "hog", args.duration, hog=True
+                )
+        finally:
+            for tree in trees.values():
+                if tree != ROOT:
+                    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+    long_run = None
+    if args.long:
+        print(f"current: {args.long:g} s of sim for the deadline count", flush=True)
+        long_run = run_variant("long", ROOT, args.runs / "long", args.long, hog=False)
+        kept = ("sim_s", "sim_real_time_factor", "policy_period_ms", "policy_deadline_misses",
+                "policy_period_wall_ms", "cpu", "fell")  # fmt: skip
+        long_run = {k: long_run[k] for k in kept}
+    current = variants["current"]
+    result = {
+        **record,
+        "what": f"parkour sim, G1, {BUNDLE}, sim camera on, no bag, {args.duration:g} s of sim time per variant",
+        "budget": budget(current),
+        "variants": {
+            n: {k: v for k, v in d.items() if k not in ("periods_wall_ms", "supervisor_tick_hist")}
+            for n, d in variants.items()
+        },
+        "long_run": long_run,
         "summary": [
-            {"what": "policy loop period, whole graph, sim clock", "unit": "ms", "ours": period},
-            {"what": "policy loop period, whole graph, wall clock", "unit": "ms", "ours": period_wall},
-            {"what": "sim real-time factor, camera on (one run)", "unit": "x", "ours": {"p50": rtf, "p99": None}},
-            {"what": "lowstate age at the supervisor (sim clock)", "unit": "ms", "ours": lowstate},
             {
-                "what": "depth exposure -> lowcmd write, per command (supervisor, sim clock; incl. 60-80 ms "
-                "emulated camera latency)",
-                "unit": "ms",
-                "ours": measured,
-            },
+                "what": f"sim graph real-time factor, camera on ({n})",
+                "unit": "x",
+                "ours": {"p50": d["sim_real_time_factor"], "p99": None},
+            }
+            for n, d in variants.items()
+        ]
+        + [
             {
-                "what": "the same composed from stage quantiles (an overestimate at p99)",
-                "unit": "ms",
-                "ours": e2e["latency_ms"],
-            },
-            {
-                "what": "the same after the camera publishes (camera latency removed)",
-                "unit": "ms",
-                "ours": e2e["latency_after_camera_publish_ms"],
-            },
+                "what": f"sim graph CPU, all nodes ({n})",
+                "unit": "cores",
+                "ours": {"p50": d["cpu"]["total_cores"], "p99": None},
+            }
+            for n, d in variants.items()
+        ]
+        + [
+            {"what": f"policy period, wall clock ({n})", "unit": "ms", "ours": d["policy_period_wall_ms"]}
+            for n, d in variants.items()
         ],
     }
-    write_json(args.out, out)
-    print(
-        f"policy period p50 {period['p50']} p99 {period['p99']} ms (wall p50 {period_wall['p50']} p99 "
-        f"{period_wall['p99']}) | RTF {rtf} | lowstate age p50 {lowstate['p50']} p99 {lowstate['p99']} ms | "
-        f"depth->lowcmd p50 {measured['p50']} p99 {measured['p99']} ms per command "
-        f"(composed: p50 {e2e['latency_ms']['p50']} p99 {e2e['latency_ms']['p99']})"
-    )
-    print(f"wrote {args.out}")
+    write_json(args.out, result)
+    plot(variants, args.out.with_suffix(".png"))
+    for n, d in variants.items():
+        print(f"{n}: RTF {d['sim_real_time_factor']}, {d['cpu']['total_cores']} cores {d['cpu']['cores']}, "
+              f"policy period wall p99 {d['policy_period_wall_ms']['p99']} ms, "
+              f"sim misses {d['policy_deadline_misses']}, fell {d['fell']}")  # fmt: skip
+    print(json.dumps(result["budget"]))
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
     return 0
 
 

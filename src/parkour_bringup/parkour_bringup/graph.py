@@ -45,7 +45,8 @@ class CpuWatch:
     """Each node's CPU seconds while the simulation runs (from the bridge's start to the last reading
     before its end): cores per second of run, and CPU seconds per simulated second."""
 
-    def __init__(self) -> None:
+    def __init__(self, anchor: str = "bridge") -> None:
+        self.anchor = anchor  # the node whose run is measured (the simulator's, the robot supervisor's)
         self.started: dict[str, float] = {}
         self.ended: dict[str, float] = {}
         self.wall: tuple[float, float] = (0.0, 0.0)
@@ -57,7 +58,7 @@ class CpuWatch:
 
     def sample(self, nodes: list[NodeProcess]) -> None:
         readings = {n.name: c for n in nodes if (c := process_cpu_s(n.proc.pid)) is not None}
-        if "bridge" in readings:
+        if self.anchor in readings:
             self.wall = (self.wall[0], time.perf_counter())
             self.ended.update(readings)
 
@@ -229,7 +230,7 @@ def _write_cpu(run_dir: Path, cpu: CpuWatch) -> None:
 
     sim_s = None
     bridge = run_dir / "bridge.json"
-    if bridge.is_file():
+    if cpu.anchor == "bridge" and bridge.is_file():
         sim_s = json.loads(bridge.read_text()).get("sim_time_s")
     (run_dir / "cpu.json").write_text(json.dumps(cpu.report(sim_s), indent=2) + "\n")
 
@@ -238,6 +239,28 @@ def _stop_early(nodes: list[NodeProcess], bridge: NodeProcess) -> dict[str, int]
     """The bridge writes its metrics on SIGINT, like the other nodes: the report still works."""
     stop_nodes([bridge])
     return {n.name: n.proc.returncode for n in nodes}
+
+
+class LogEcho:
+    """New [ERROR] and [WARN] lines of the nodes' logs, for the operator's terminal (on the robot the
+    logs are in the run folder; "no rt/lowstate ... is this the right interface?" must not stay there)."""
+
+    def __init__(self, nodes: list[NodeProcess]) -> None:
+        self.nodes = nodes
+        self.offsets = {n.name: 0 for n in nodes}
+
+    def lines(self) -> list[str]:
+        out = []
+        for n in self.nodes:
+            try:
+                with open(n.log_path, errors="replace") as f:
+                    f.seek(self.offsets[n.name])
+                    text = f.read()
+                    self.offsets[n.name] = f.tell()
+            except OSError:
+                continue
+            out += [f"{n.name}: {line.strip()}" for line in text.splitlines() if "[ERROR]" in line or "[WARN]" in line]
+        return out
 
 
 def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None) -> dict[str, int]:
@@ -252,13 +275,19 @@ def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int 
     if cfg.teleop.source != "keyboard":
         names.append("teleop")
     nodes = [start_node(name, config, run_dir, env, extra) for name in names]
+    echo = LogEcho(nodes)
+    cpu = CpuWatch(anchor="supervisor")
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         # On the robot only the supervisor's death ends the graph: it handles a dead policy or camera
         # itself (fallback gait, stale depth). Stopping it for them would stop the robot's commands.
         supervisor = nodes[0]
         reported: set[str] = set()
+        cpu.start(nodes)
         while supervisor.proc.poll() is None:
+            for line in echo.lines():
+                print(f"parkour robot: {line}", flush=True)
+            cpu.sample(nodes)
             for n in nodes[1:]:
                 if n.proc.poll() is not None and n.name not in reported:
                     reported.add(n.name)
@@ -270,3 +299,4 @@ def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int 
         return {}
     finally:
         stop_nodes(nodes)
+        _write_cpu(run_dir, cpu)

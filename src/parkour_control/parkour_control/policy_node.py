@@ -32,6 +32,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
 from parkour_core.runner import PolicyRunner, RobotState
@@ -511,6 +512,9 @@ def main(argv: list[str] | None = None) -> int:
     from parkour_core.bundle import BundleError
 
     args = parse_node_args(__doc__ or "", argv)
+    section = args.config.policy
+    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "policy_node"):
+        print(line, flush=True)
     try:
         node = PolicyNode(args.config, args.run_dir, args.ros_args)
     except BundleError as e:

@@ -38,6 +38,12 @@ class DdsConfig:
 @dataclass(frozen=True)
 class BridgeConfig:
     scene: str = _bounded("flat", doc="scene file sim/scenes/<scene>.yaml")
+    clock: str = _bounded(
+        "sim",
+        choices=("sim", "wall"),
+        doc="sim: publish /clock and hold sim time for the graph (parkour sim); wall: a stand-in robot, paced to "
+        "wall time, no /clock and no lockstep, stamps on the wall clock (parkour robot --iface lo against it)",
+    )
     physics_dt_s: float = _bounded(0.002, 0.0005, 0.01)
     lowstate_hz: float = _bounded(500.0, 50.0, 2000.0)
     real_time_factor: float = _bounded(1.0, 0.05, 100.0, doc="target sim/wall speed; the sim never runs faster")
@@ -57,6 +63,10 @@ class SupervisorConfig:
     robot_state_hz: float = _bounded(
         50.0, 1.0, 1000.0, doc="/robot/joint_states and /robot/imu for tools and bags (the policy reads rt/lowstate)"
     )
+    cpu_affinity: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [], doc="CPUs the supervisor process runs on ([]: any)"
+    )
+    realtime_priority: int = _bounded(0, 0, 99, doc="SCHED_FIFO priority of the supervisor process (0: off)")
     lowstate_timeout_s: float = _bounded(0.1, 0.005, 2.0)
     target_timeout_s: float = _bounded(0.1, 0.02, 2.0)
     max_tilt_rad: float = _bounded(0.8, 0.1, 1.5, doc="base tilt beyond which the robot is falling -> DAMP")
@@ -127,6 +137,10 @@ class PolicyConfig:
         "stand up, stand and damp only, no policy node)",
     )
     intra_op_threads: int = _bounded(1, 1, 16)
+    cpu_affinity: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
+        [], doc="CPUs the policy process runs on ([]: any)"
+    )
+    realtime_priority: int = _bounded(0, 0, 99, doc="SCHED_FIFO priority of the policy process (0: off)")
     command_timeout_s: float = _bounded(0.5, 0.05, 10.0, doc="no /cmd_vel for this long -> zero velocity")
     providers: str = _bounded("auto", choices=("auto", "cpu", "cuda"), doc="auto: CUDA where onnxruntime-gpu has it")
     emulate_depth_latency: bool = _bounded(
@@ -370,6 +384,14 @@ def parse(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
+    if isinstance(obj, BridgeConfig) and obj.clock == "wall" and obj.real_time_factor != 1.0:
+        raise ConfigError(
+            f"{prefix}.real_time_factor: a stand-in robot (clock: wall) runs at 1.0, got {obj.real_time_factor}"
+        )
+    if isinstance(obj, SupervisorConfig | PolicyConfig):
+        cpus = obj.cpu_affinity
+        if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 1024 for c in cpus):
+            raise ConfigError(f"{prefix}.cpu_affinity: expected CPU numbers (0, 1, ...), got {cpus!r}")
     if isinstance(obj, SupervisorConfig):
         _validate_supervisor(obj, prefix)
     if isinstance(obj, DepthConfig):

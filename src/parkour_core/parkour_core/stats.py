@@ -59,6 +59,13 @@ def summary_ms(values_s: Sequence[float] | Samples) -> dict[str, float | int | N
     }
 
 
+def histogram_ms(values_s: Sequence[float] | Samples, bin_ms: float = 1.0, top_ms: float = 100.0) -> dict[str, Any]:
+    """Counts of durations (seconds) in ``bin_ms`` bins from 0 to ``top_ms``; ``over``: how many lay above."""
+    a = np.asarray(values_s, dtype=np.float64) * 1000.0
+    counts, _ = np.histogram(a, bins=np.arange(0.0, top_ms + bin_ms / 2, bin_ms))
+    return {"bin_ms": bin_ms, "counts": counts.tolist(), "over": int(np.count_nonzero(a > top_ms))}
+
+
 class CpuMeter:
     """CPU seconds this process used (user + system, every thread) since it was made, against wall time."""
 

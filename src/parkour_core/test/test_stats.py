@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from parkour_core.stats import CpuMeter, Samples, summary_ms
+from parkour_core.stats import CpuMeter, Samples, histogram_ms, summary_ms
 
 
 def test_samples_keep_the_newest_window_but_count_and_max_everything():
@@ -34,3 +34,9 @@ def test_the_cpu_meter_counts_this_process_s_work():
     report = meter.report(sim_s=2.0)
     assert report["user_s"] > 0.0 and report["cores"] > 0.0
     assert report["cpu_s_per_sim_s"] == round((report["user_s"] + report["system_s"]) / 2.0, 4)
+
+
+def test_a_histogram_counts_each_duration_once_and_the_ones_above_its_top():
+    hist = histogram_ms([0.0004, 0.0015, 0.0016, 0.0995, 0.25], bin_ms=1.0, top_ms=100.0)
+    assert len(hist["counts"]) == 100 and hist["counts"][0] == 1 and hist["counts"][1] == 2
+    assert hist["counts"][99] == 1 and hist["over"] == 1 and sum(hist["counts"]) == 4

@@ -45,10 +45,11 @@ from parkour_core.bundle import BundleError, read_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
+from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
 from parkour_core.safety import JointCommand, Mode, Request
-from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
+from parkour_core.stats import CpuMeter, Samples, histogram_ms, summary_ms, write_json
 from parkour_core.supervisor_core import (
     BundleGains,
     GamepadReading,
@@ -66,6 +67,7 @@ from parkour_core.unitree import LowStateView, lowstate_capture_time, message_ty
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
+NO_LOWSTATE_SAY_S = 5.0  # no rt/lowstate this long after start: say so (and again every as long)
 REMOTE_HZ = 50.0  # /teleop/remote
 TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50 Hz)
@@ -212,6 +214,8 @@ class Supervisor:
         self.depth_ages = Samples()
         self.exposure_to_lowcmd = Samples()  # ACTIVE: now - exposure of the frame behind the written targets
         self._last_tick_wall: float | None = None
+        self._started_wall = time.perf_counter()
+        self._no_lowstate_said = 0
         self.cpu = CpuMeter()
         self._robot_state_period_s = 1.0 / s.robot_state_hz
         self._robot_state_published_t: float | None = None
@@ -310,6 +314,17 @@ class Supervisor:
         self.remote_pub.publish(msg)
 
     # ------------------------------------------------------------------ the tick
+    def _say_if_no_lowstate(self, wall: float) -> None:
+        """Once every NO_LOWSTATE_SAY_S while no rt/lowstate has come: the operator's first question."""
+        waited = wall - self._started_wall
+        if waited >= NO_LOWSTATE_SAY_S * (self._no_lowstate_said + 1):
+            self._no_lowstate_said += 1
+            d = self.cfg.dds
+            self.log.error(
+                f"no rt/lowstate on DDS domain {d.domain} via {d.interface} after {waited:.0f} s: is the robot on, "
+                "is this the right interface and domain (parkour robot --iface IF --domain N)?"
+            )
+
     def tick(self) -> None:
         now = self._now()
         wall = time.perf_counter()
@@ -331,6 +346,7 @@ class Supervisor:
             # in DAMP, so an e-stop has nothing to do, and no request may wait to act later.
             self.pending.clear()
             self.estop_pending = False
+            self._say_if_no_lowstate(wall)
             return
         inputs = SupervisorInputs(
             now_s=now,
@@ -445,6 +461,7 @@ class Supervisor:
                 "targets_rejected": self.targets_rejected,
                 "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
+                "tick_period_wall_hist": histogram_ms(self.tick_wall),
                 "tick_compute_wall_ms": summary_ms(self.tick_compute),
                 "callbacks_ms": {
                     "lowstate_take_decode": summary_ms(self.lowstate_decode),
@@ -464,6 +481,9 @@ class Supervisor:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_node_args(__doc__ or "", argv)
+    section = args.config.supervisor
+    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "supervisor_node"):
+        print(line, flush=True)
     try:
         sup = Supervisor(args.config, args.run_dir, args.live, args.ros_args)
     except StartupError as e:

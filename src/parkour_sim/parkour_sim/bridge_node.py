@@ -108,6 +108,8 @@ class MujocoBridge:
         self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m)
         self.sim.hang()
         self.band_release_requested = threading.Event()
+        # A stand-in robot (bridge.clock: wall) runs on wall time like a real one: no /clock, no lockstep.
+        self.on_sim_time = b.clock == "sim"
         self.band_released_at_s: float | None = None
 
         init_rclpy(ros_args)
@@ -295,6 +297,12 @@ class MujocoBridge:
         last = self.last_target_sim_s
         return last is not None and last >= due_s - 0.5 * self.cfg.bridge.physics_dt_s
 
+    def _stamp(self, sim_s: float) -> float:
+        """The ROS time of a sim time: itself on sim time; as a stand-in robot on wall time, now less its age."""
+        if self.on_sim_time:
+            return sim_s
+        return self.node.get_clock().now().nanoseconds * 1e-9 - (self.sim.time - sim_s)
+
     def _publish_clock(self) -> None:
         started = time.perf_counter()
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
@@ -334,17 +342,19 @@ class MujocoBridge:
         for scheduled in self.depth.tick(self.sim.data):
             started = time.perf_counter()
             frame = scheduled.frame
-            self._depth_pub.publish(fill_image(self._Image(), frame.policy, frame.exposure_s))
+            self._depth_pub.publish(fill_image(self._Image(), frame.policy, self._stamp(frame.exposure_s)))
             stall = self.faults.camera_stall
             if self.camera_resumed_at_s is None and stall.triggered and frame.exposure_s >= stall.end_s:
                 self.camera_resumed_at_s = self.sim.time
             if self._raw_pub is not None:
-                self._raw_pub.publish(fill_image(self._Image(), depth_to_z16(frame.metres), frame.exposure_s))
+                self._raw_pub.publish(
+                    fill_image(self._Image(), depth_to_z16(frame.metres), self._stamp(frame.exposure_s))
+                )
             self.depth_publish_s.append(time.perf_counter() - started)
 
     def _publish_base_pose(self) -> None:
         msg = self._pose_msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(self.sim.time)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(self._stamp(self.sim.time))
         x, y, z = (float(v) for v in self.sim.base_pos)
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = x, y, z
         w, qx, qy, qz = (float(v) for v in self.sim.quat_wxyz)
@@ -405,7 +415,7 @@ class MujocoBridge:
                     else:
                         self._publish_lowstate()
                 # /clock only where a peer ticks: every node runs a Python callback per /clock message.
-                if supervisor_due is not None or policy_due is not None:
+                if self.on_sim_time and (supervisor_due is not None or policy_due is not None):
                     self._publish_clock()
                 if self.depth is not None and self.faults.camera_stall.active(t):
                     self.camera_ticks_suppressed += 1
@@ -415,7 +425,7 @@ class MujocoBridge:
                     self._record()
                 if handle is not None and step % viewer_every == 0:
                     handle.sync()
-                if supervisor_due is not None or policy_due is not None:
+                if self.on_sim_time and (supervisor_due is not None or policy_due is not None):
                     self._hold_for_peers(supervisor_due, policy_due)
                 ahead_s = (pace_anchor_wall + (t - pace_anchor_sim) / b.real_time_factor) - time.perf_counter()
                 if ahead_s > 0.0005:

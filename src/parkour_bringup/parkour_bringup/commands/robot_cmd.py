@@ -23,6 +23,10 @@ HELP = "run supervisor + policy against a real robot (dry run unless --live)"
 def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--robot", default="g1", choices=("g1", "h1"))
     p.add_argument("--iface", required=True, help="network interface on the robot's network, e.g. eth0")
+    p.add_argument(
+        "--domain", type=int, default=None,
+        help="Unitree DDS domain (default: the config's dds.domain; the robots use 0, Unitree's simulators 1)",
+    )  # fmt: skip
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_robot.yaml)")
     p.add_argument("--live", action="store_true", help="write rt/lowcmd (default: dry run)")
     p.add_argument("--out", type=Path, default=None, help="run folder (default runs/robot-<timestamp>)")
@@ -30,7 +34,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or config_dir() / f"{args.robot}_robot.yaml"
-    cfg = load_config(config_path, {"dds.interface": args.iface})
+    overrides: dict[str, object] = {"dds.interface": args.iface}
+    if args.domain is not None:
+        overrides["dds.domain"] = args.domain
+    cfg = load_config(config_path, overrides)
     if cfg.robot != args.robot:
         raise ValueError(
             f"{config_path} is a config for the {cfg.robot}, not the {args.robot}; pass the right --config"
@@ -42,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     merged = yaml.safe_load(Path(config_path).read_text()) or {}
     merged.setdefault("dds", {})["interface"] = args.iface
+    merged["dds"]["domain"] = cfg.dds.domain
     run_config = run_dir / "config.yaml"
     run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
-    print(f"parkour robot: {args.robot} on {args.iface}, {'LIVE: writing rt/lowcmd' if args.live else 'dry run'}")
+    print(f"parkour robot: {args.robot} on {args.iface}, DDS domain {cfg.dds.domain}, "
+          f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}")  # fmt: skip
     run_robot_graph(run_config, run_dir, args.live)
     return 0
