@@ -1,8 +1,9 @@
 """policy_node: runs the configured bundle at its rate on a drift-free timer; swaps models live.
 
 Reads the newest ``rt/lowstate`` itself at each tick (Unitree DDS, as bytes: the freshest state,
-without a hop through the supervisor and 400 callbacks a second), ``/cmd_vel``,
-``/supervisor/state`` and ``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
+without a hop through the supervisor and 400 callbacks a second), the velocity command (the operator's
+``cmd_vel.teleop_topic`` over ``/cmd_vel``, parkour_core.command_mux), ``/supervisor/state`` and
+``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
 ``header.frame_id`` names the bundle that produced them), ``/policy/tick_inputs`` (what the runner
 consumed on that tick, published just before its targets, so a bag replays the tick exactly:
 ``parkour bag replay --bundle``), the latched ``/policy/bundle`` (name,
@@ -29,6 +30,7 @@ from parkour_control.depth_input import DepthLatencyGate, FrameRate
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
+from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import POLICY_FAULTS, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
@@ -120,11 +122,10 @@ class PolicyNode:
         self.tick_inputs_pub = self.node.create_publisher(Float64MultiArray, TICK_INPUTS_TOPIC, TICK_HISTORY)
         self._Float64MultiArray = Float64MultiArray
         self._MultiArrayDimension = MultiArrayDimension
-        for msg_type, topic, callback in (
-            (Twist, "/cmd_vel", self._on_cmd_vel),
-            (Image, "/camera/depth/policy", self._on_depth),
-        ):
-            self.node.create_subscription(msg_type, topic, callback, 10)
+        self.mux = cfg.command_mux()
+        for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
+            self.node.create_subscription(Twist, topic, self._on_cmd_vel(source), 10)
+        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, 10)
         self.node.create_subscription(String, "/supervisor/state", self._on_supervisor_state, latched)
         self._JointState = JointState
         self._String = String
@@ -134,8 +135,6 @@ class PolicyNode:
         self.quat = np.array([1.0, 0.0, 0.0, 0.0])
         self.gyro = np.zeros(3)
         self.joint_stamp_s: float | None = None
-        self.command = np.zeros(3)
-        self.command_t: float | None = None
         self.supervisor_state = "UNKNOWN"
         self._reset_requested = False
         # For /policy/tick_inputs: a reset since the last published tick. The first tick is marked too (the
@@ -216,9 +215,11 @@ class PolicyNode:
         self.joint_stamp_s = lowstate_capture_time(view, now, self.cfg.mode == "sim")
         self.state_decode_s.append(time.perf_counter() - started)
 
-    def _on_cmd_vel(self, msg) -> None:
-        self.command = np.array([msg.linear.x, msg.linear.y, msg.angular.z])
-        self.command_t = self._now()
+    def _on_cmd_vel(self, source: str):
+        def on_command(msg) -> None:
+            self.mux.put(source, (msg.linear.x, msg.linear.y, msg.angular.z), self._now())
+
+        return on_command
 
     def _on_depth(self, msg) -> None:
         spec = self.depth_spec
@@ -243,9 +244,8 @@ class PolicyNode:
         self.supervisor_state = msg.data
 
     def _command_now(self, now: float) -> np.ndarray:
-        if self.command_t is None or now - self.command_t > self.cfg.policy.command_timeout_s:
-            return np.zeros(3)
-        return self.command
+        """The operator's command over autonomy's, each within its timeout; zero when neither commands."""
+        return self.mux.select(now).velocity
 
     # ------------------------------------------------------------------ the control tick
     def _account_period(self, now: float, wall: float) -> None:

@@ -154,6 +154,21 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class CmdVelConfig:
+    """Where the policy's (and the fallback gait's) velocity command comes from: the operator over autonomy."""
+
+    teleop_topic: str = _bounded(
+        "/cmd_vel/teleop", doc="the operator's commands (teleop_node publishes here only while the stick is used)"
+    )
+    teleop_timeout_s: float = _bounded(
+        0.3, 0.05, 5.0, doc="no operator command for this long: the autonomy topic drives again"
+    )
+    autonomy_topic: str = _bounded(
+        "/cmd_vel", doc="a navigation stack, `ros2 topic pub`, the demo script (timeout: policy.command_timeout_s)"
+    )
+
+
+@dataclass(frozen=True)
 class DepthConfig:
     """The policy image both cameras publish, and when consumers call a frame stale."""
 
@@ -287,6 +302,9 @@ class TeleopConfig:
     damp_buttons: list = _bounded(  # noqa: RUF009 - returns a field(default_factory=...)
         [6, 1], doc="/teleop/joy combo: damp (6, 1: Back + B); [] disables"
     )
+    release_hold_s: float = _bounded(
+        0.5, 0.0, 5.0, doc="zeros published this long after the operator's command reached zero, then silence"
+    )
     keyboard_hold_s: float = _bounded(
         0.6, 0.1, 2.0, doc="a key counts as held this long after its last press (terminals send no releases)"
     )
@@ -305,6 +323,7 @@ class StackConfig:
     bridge: BridgeConfig = field(default_factory=BridgeConfig)
     supervisor: SupervisorConfig = field(default_factory=SupervisorConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    cmd_vel: CmdVelConfig = field(default_factory=CmdVelConfig)
     depth: DepthConfig = field(default_factory=DepthConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     sim_camera: SimCameraConfig = field(default_factory=SimCameraConfig)
@@ -315,6 +334,12 @@ class StackConfig:
 
     def script_steps(self) -> list[ScriptStep]:
         return list(self.script.steps)
+
+    def command_mux(self) -> Any:
+        """The velocity-command mux of the policy node and the supervisor (parkour_core.command_mux)."""
+        from parkour_core.command_mux import stack_command_mux
+
+        return stack_command_mux(self.cmd_vel.teleop_timeout_s, self.policy.command_timeout_s)
 
 
 _ITEM_TYPES: dict[tuple[type, str], type] = {(ScriptConfig, "steps"): ScriptStep}

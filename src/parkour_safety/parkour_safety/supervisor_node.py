@@ -16,8 +16,8 @@ Inputs:
                              targets of a bundle never announced are not used (frame_id "" runs with the
                              gains in the manifest of ``policy.bundle``)
   /camera/depth/policy       Image, taken serialized: only ``header.stamp`` is read (depth age = now - stamp)
-  /cmd_vel                   Twist: the fallback gait's velocity command (zero once older than
-                             ``policy.command_timeout_s``)
+  /cmd_vel, /cmd_vel/teleop  Twist: the fallback gait's velocity command, the operator's over autonomy's
+                             (parkour_core.command_mux; zero once neither is fresh)
   /teleop/joy                Joy: gamepad e-stop and request combos; lost after ``supervisor.gamepad_timeout_s``
   /supervisor/{stand_up,activate,stand,damp,estop}   std_srvs/Trigger
 E-stop (service, remote combo ``supervisor.remote_estop_keys``, gamepad combo
@@ -43,6 +43,7 @@ import numpy as np
 
 from parkour_core.bundle import BundleError, read_manifest
 from parkour_core.bundles import resolve_bundle
+from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
@@ -179,7 +180,9 @@ class Supervisor:
         # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
         newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest, raw=True)
-        self.node.create_subscription(Twist, "/cmd_vel", self._on_cmd_vel, 10)
+        self.mux = cfg.command_mux()
+        for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
+            self.node.create_subscription(Twist, topic, self._on_cmd_vel(source), 10)
         self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
         for name, request in (
             ("stand_up", Request.STAND_UP),
@@ -198,7 +201,6 @@ class Supervisor:
         self.last_lowstate_t: float | None = None
         self.targets: PolicyTargets | None = None
         self.depth_stamp_s: float | None = None
-        self.command: VelocityCommand | None = None
         self.gamepad: GamepadReading | None = None
         self.commands_written = 0
         self.commands_dry_run = 0
@@ -293,9 +295,11 @@ class Supervisor:
         # Deserializing a 20 KB image 30 times a second only to read its stamp cost more than the whole tick.
         self.depth_stamp_s = serialized_header_stamp_s(data)
 
-    def _on_cmd_vel(self, msg) -> None:
-        velocity = np.array([msg.linear.x, msg.linear.y, msg.angular.z], dtype=np.float64)
-        self.command = VelocityCommand(velocity, self._now())
+    def _on_cmd_vel(self, source: str):
+        def on_command(msg) -> None:
+            self.mux.put(source, (msg.linear.x, msg.linear.y, msg.angular.z), self._now())
+
+        return on_command
 
     def _on_joy(self, msg) -> None:
         buttons = frozenset(i for i, b in enumerate(msg.buttons) if b)
@@ -314,6 +318,13 @@ class Supervisor:
         self.remote_pub.publish(msg)
 
     # ------------------------------------------------------------------ the tick
+    def _command(self, now: float) -> VelocityCommand | None:
+        """The fallback gait's velocity: the same mux as the policy node's (operator over autonomy)."""
+        chosen = self.mux.select(now)
+        if chosen.source is None or chosen.stamp_s is None:
+            return None
+        return VelocityCommand(chosen.velocity, chosen.stamp_s)
+
     def _say_if_no_lowstate(self, wall: float) -> None:
         """Once every NO_LOWSTATE_SAY_S while no rt/lowstate has come: the operator's first question."""
         waited = wall - self._started_wall
@@ -353,7 +364,7 @@ class Supervisor:
             robot=RobotReading(view.q, view.dq, view.quat_wxyz, view.gyro, self.last_lowstate_t, self.remote_keys),
             targets=self.targets,
             depth_stamp_s=self.depth_stamp_s,
-            command=self.command,
+            command=self._command(now),
             gamepad=self.gamepad,
             requests=tuple(self.pending),
             estop_service=self.estop_pending,

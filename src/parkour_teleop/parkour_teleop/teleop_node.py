@@ -6,9 +6,11 @@ Sources (``teleop.source``, or ``--source``):
   keyboard  the terminal on stdin (simulation); keys in parkour_core.teleop.KEYBOARD_HELP
   remote    the Unitree remote, as the supervisor republishes it from rt/lowstate on /teleop/remote
 
-The mapping is parkour_core.teleop.TeleopMapper. Outputs, at ``teleop.rate_hz``: ``/cmd_vel``
-(zero while the input is lost or never came) and, except for the remote, the normalised
-``/teleop/joy`` while the input is present, so the supervisor sees the gamepad chords and notices
+The mapping is parkour_core.teleop.TeleopMapper. Outputs, at ``teleop.rate_hz``: the velocity on
+``cmd_vel.teleop_topic`` while the operator commands one (the stick out of its deadzone, the ramp
+down after it, and ``teleop.release_hold_s`` of zeros; then silence, so the autonomy topic drives
+again: parkour_core.command_mux) and, except for the remote, the normalised ``/teleop/joy`` while
+the input is present, so the supervisor sees the gamepad chords and notices
 a lost gamepad when it stops. Chords call ``/supervisor/<request>`` on their rising edge, in the
 callback that saw it (the e-stop does not wait for a tick); the supervisor reads the same chords
 from /teleop/joy as well, so a request reaches it on two paths (the service also answers with
@@ -70,7 +72,9 @@ class TeleopNode:
         self.node = rclpy.create_node("teleop_node")
         self.log = self.node.get_logger()
         self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
-        self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
+        self.cmd_pub = self.node.create_publisher(Twist, cfg.cmd_vel.teleop_topic, 10)
+        self.release_hold_s = cfg.teleop.release_hold_s
+        self.commanded_at: float | None = None  # the last tick the operator's velocity was not zero
         self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if source != "remote" else None
         self.clients = {r: self.node.create_client(Trigger, f"/supervisor/{r.value}") for r in TeleopRequest}
         if source == "joy":
@@ -167,10 +171,13 @@ class TeleopNode:
                 )
             else:
                 self.log.info("operator input is back")
-        cmd = self._Twist()
-        cmd.linear.x, cmd.linear.y, cmd.angular.z = out.velocity
-        self.cmd_pub.publish(cmd)
-        self.log_rows.append({"t": round(now, 4), "cmd": [round(v, 4) for v in out.velocity]})
+        if any(abs(v) > 1e-9 for v in out.velocity):
+            self.commanded_at = now
+        if self.commanded_at is not None and now - self.commanded_at <= self.release_hold_s:
+            cmd = self._Twist()
+            cmd.linear.x, cmd.linear.y, cmd.angular.z = out.velocity
+            self.cmd_pub.publish(cmd)
+            self.log_rows.append({"t": round(now, 4), "cmd": [round(v, 4) for v in out.velocity]})
         if self.joy_pub is not None and latest is not None and not out.input_lost:
             joy = self._Joy()
             joy.header.stamp = self.node.get_clock().now().to_msg()

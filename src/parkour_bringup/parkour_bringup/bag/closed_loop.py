@@ -2,7 +2,8 @@
 
 The bag's operator inputs become a script for the sim graph (``parkour_teleop.script_node``):
 every transition an operator caused (stand up, activate, stand, damp, e-stop) becomes the same
-request, waiting for the mode it was made in; every change of ``/cmd_vel`` a velocity step; the
+request, waiting for the mode it was made in; every change of the velocity command (``/cmd_vel`` and
+the operator's ``/cmd_vel/teleop``, muxed as the policy node muxes them) a velocity step; the
 elastic band is released when the bag's ``/sim/band`` says it was (a robot bag: when the robot
 first stood). A gamepad that was connected is connected again, and lost where it was lost.
 Everything else (stand-up completion, degradations, faults of the robot) is left to emerge from
@@ -37,9 +38,12 @@ from parkour_bringup.bag.topics import (
     CMD_VEL_TOPIC,
     JOINT_STATES_TOPIC,
     JOY_TOPIC,
+    TELEOP_CMD_VEL_TOPIC,
     TRANSITION_TOPIC,
     stamp_s,
 )
+from parkour_core.command_mux import AUTONOMY, TELEOP
+from parkour_core.config import StackConfig
 from parkour_core.math3d import yaw_of
 
 # Transition reasons an operator causes, and the script request that causes them again.
@@ -106,7 +110,10 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
     band_released_t: float | None = None
     joint_names: tuple[str, ...] = ()
     end_t = 0.0
-    topics = [TRANSITION_TOPIC, CMD_VEL_TOPIC, JOINT_STATES_TOPIC, BASE_POSE_TOPIC, JOY_TOPIC, BAND_TOPIC]
+    topics = [TRANSITION_TOPIC, CMD_VEL_TOPIC, TELEOP_CMD_VEL_TOPIC, JOINT_STATES_TOPIC, BASE_POSE_TOPIC, JOY_TOPIC,
+              BAND_TOPIC]  # fmt: skip
+    # The command the robot followed: the operator's over autonomy's, as the policy node muxed them.
+    mux = StackConfig().command_mux()
     for m in bag.messages(topics):
         log_t = m.log_time_ns * 1e-9
         end_t = max(end_t, log_t)
@@ -116,8 +123,10 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
                 transitions.append({k: record[k] for k in ("t", "from", "to", "reason")})
             except (ValueError, KeyError, TypeError):
                 raise BagError(f"{bag.path}: a {TRANSITION_TOPIC} message is not the supervisor's JSON") from None
-        elif m.topic == CMD_VEL_TOPIC:
-            commands.append((log_t, (m.msg.linear.x, m.msg.linear.y, m.msg.angular.z)))
+        elif m.topic in (CMD_VEL_TOPIC, TELEOP_CMD_VEL_TOPIC):
+            source = TELEOP if m.topic == TELEOP_CMD_VEL_TOPIC else AUTONOMY
+            mux.put(source, (m.msg.linear.x, m.msg.linear.y, m.msg.angular.z), log_t)
+            commands.append((log_t, tuple(float(v) for v in mux.select(log_t).velocity)))
         elif m.topic == JOINT_STATES_TOPIC:
             if not joint_names:
                 joint_names = tuple(m.msg.name)

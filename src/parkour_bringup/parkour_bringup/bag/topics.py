@@ -25,6 +25,7 @@ BUNDLE_TOPIC = "/policy/bundle"
 DEPTH_TOPIC = "/camera/depth/policy"
 JOINT_STATES_TOPIC = "/robot/joint_states"
 CMD_VEL_TOPIC = "/cmd_vel"
+TELEOP_CMD_VEL_TOPIC = "/cmd_vel/teleop"
 TRANSITION_TOPIC = "/supervisor/transition"
 JOY_TOPIC = "/teleop/joy"
 BASE_POSE_TOPIC = "/sim/base_pose"
@@ -45,6 +46,7 @@ RECORDED_TOPICS: tuple[RecordedTopic, ...] = (
     RecordedTopic(TICK_INPUTS_TOPIC, "std_msgs/msg/Float64MultiArray"),
     RecordedTopic(BUNDLE_TOPIC, "std_msgs/msg/String", latched=True),
     RecordedTopic(CMD_VEL_TOPIC, "geometry_msgs/msg/Twist"),
+    RecordedTopic(TELEOP_CMD_VEL_TOPIC, "geometry_msgs/msg/Twist"),
     RecordedTopic("/supervisor/state", "std_msgs/msg/String", latched=True),
     RecordedTopic(TRANSITION_TOPIC, "std_msgs/msg/String", latched=True),
     RecordedTopic("/supervisor/lowcmd_dry_run", "sensor_msgs/msg/JointState"),
