@@ -1,4 +1,4 @@
-"""teleop_node over real rclpy: a sensor_msgs/Joy in gives /cmd_vel, /teleop/joy and service calls out."""
+"""teleop_node over real rclpy: a sensor_msgs/Joy in gives /cmd_vel/teleop, /teleop/joy and service calls out."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_joy_in_gives_cmd_vel_normalised_joy_and_the_chords_service(teleop):
     cmds: list[Twist] = []
     joys: list[Joy] = []
     called: list[str] = []
-    peer.create_subscription(Twist, "/cmd_vel", cmds.append, 10)
+    peer.create_subscription(Twist, "/cmd_vel/teleop", cmds.append, 10)  # the operator's own topic (the mux's)
     peer.create_subscription(Joy, "/teleop/joy", joys.append, 10)
 
     def stand_up(_req, response):
@@ -64,7 +64,13 @@ def test_joy_in_gives_cmd_vel_normalised_joy_and_the_chords_service(teleop):
     peer.create_service(Trigger, "/supervisor/stand_up", stand_up)
     joy_pub = peer.create_publisher(Joy, "/test_joy", 10)
     spin_until(
-        executor, lambda: node.clients[TeleopRequest.STAND_UP].service_is_ready() and joy_pub.get_subscription_count()
+        executor,
+        lambda: (
+            node.clients[TeleopRequest.STAND_UP].service_is_ready()
+            and joy_pub.get_subscription_count()
+            and node.cmd_pub.get_subscription_count()  # the operator's topic is quiet until the stick moves
+            and node.joy_pub.get_subscription_count()
+        ),
     )
 
     # An Xbox pad as joy_linux reports it (layout xbox): left stick full forward, Start + A held.
@@ -74,7 +80,8 @@ def test_joy_in_gives_cmd_vel_normalised_joy_and_the_chords_service(teleop):
 
     def forward_seen() -> bool:
         joy_pub.publish(msg)  # like joy_linux's autorepeat
-        return bool(called) and any(c.linear.x > 0.05 for c in cmds)
+        held = any(j.buttons[7] and j.buttons[0] for j in joys)
+        return bool(called) and held and any(c.linear.x > 0.05 for c in cmds)
 
     spin_until(executor, forward_seen)
     assert called == ["stand_up"]  # held over many messages: one request
@@ -83,3 +90,22 @@ def test_joy_in_gives_cmd_vel_normalised_joy_and_the_chords_service(teleop):
     assert all(c.linear.y == 0.0 and c.angular.z == 0.0 for c in cmds)
     held = [j for j in joys if j.buttons[7] and j.buttons[0]]
     assert held and held[-1].axes[1] == pytest.approx(1.0)  # normalised: ly is axis 1, Start 7, A 0
+
+    # The stick released: the command ramps to zero, zeros for teleop.release_hold_s, then silence (the
+    # autonomy topic drives again), while the pad itself stays connected on /teleop/joy.
+    msg.axes = [0.0] * 8
+    msg.buttons = [0] * 11
+
+    def released() -> bool:
+        joy_pub.publish(msg)
+        return any(c.linear.x == 0.0 for c in cmds)
+
+    spin_until(executor, released)
+    quiet_from = len(cmds)
+    hold_s = node.cfg.teleop.release_hold_s
+    started = time.monotonic()
+    spin_until(executor, lambda: joy_pub.publish(msg) or time.monotonic() - started > hold_s + 1.0, timeout_s=10.0)
+    after = cmds[quiet_from:]
+    assert all(c.linear.x == 0.0 for c in after)
+    assert len(after) <= node.cfg.teleop.rate_hz * (hold_s + 0.2), len(after)  # it went quiet
+    assert joys and not any(j.axes[1] for j in joys[-3:])  # the pad is still there, centred
