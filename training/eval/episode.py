@@ -31,7 +31,7 @@ from parkour_core.supervisor_core import (
     SupervisorInputs,
     VelocityCommand,
 )
-from parkour_safety.supervisor_node import build_core
+from parkour_core.supervisor_setup import build_core
 from parkour_sim.depth_camera import SimDepthSensor
 from parkour_sim.physics import RobotSim
 from training.eval.protocol import Instance, Protocol, verdict

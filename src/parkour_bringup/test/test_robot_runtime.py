@@ -33,7 +33,7 @@ from parkour_core.bundles import resolve_bundle
 from parkour_core.config import load_config
 from parkour_core.paths import config_dir
 from parkour_core.runner import PolicyRunner, RobotState
-from parkour_safety.supervisor_node import build_core
+from parkour_core.supervisor_setup import build_core
 
 core = build_core(load_config(config_dir() / "g1_robot.yaml"))
 assert core.fallback is not None

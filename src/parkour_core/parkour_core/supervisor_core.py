@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from parkour_core.config import StackConfig
 
 REQUESTS_LOGGED = 1000  # the request log keeps the first entries of a run; counters keep counting
+QUATERNION_NORM_TOLERANCE = 0.05  # an IMU quaternion whose norm is further from 1 is corrupt
 
 
 def _read_only(values: Iterable[float]) -> FloatArray:
@@ -442,8 +443,12 @@ class SupervisorCore:
             state_excess = np.maximum(self.spec.q_min - robot.q, robot.q - self.spec.q_max)
             self.max_limit_excess_rad = max(self.max_limit_excess_rad, float(np.max(state_excess)))
         quat_finite = _finite(robot.quat_wxyz) and robot.quat_wxyz.shape == (4,)
-        with np.errstate(over="ignore", invalid="ignore"):  # a huge quaternion overflows to NaN: counted as a fall
-            tilt = tilt_rad(robot.quat_wxyz) if quat_finite else math.nan
+        with np.errstate(over="ignore", invalid="ignore"):
+            norm = float(np.linalg.norm(robot.quat_wxyz)) if quat_finite else math.nan
+            # The tilt reads a unit quaternion: any other is a corrupt IMU reading, counted as a fall (a
+            # finite [2, 0, 0, 0] or [1e200, 1e200, 0, 0] once read as upright), as NaN and overflow are.
+            unit = abs(norm - 1.0) <= QUATERNION_NORM_TOLERANCE
+            tilt = tilt_rad(robot.quat_wxyz) if unit else math.nan
         tick_inputs = TickInputs(
             lowstate_age_s=now - robot.stamp_s,
             target_age_s=target_age,

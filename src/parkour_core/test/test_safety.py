@@ -18,11 +18,15 @@ from parkour_core.safety import (
     Request,
     SafetyLimits,
     TickInputs,
+    _degrade_to,
+    estop_from,
     joint_position_ok,
     joint_velocity_ok,
     next_mode,
+    requested,
     robot_fault,
     strongest_request,
+    targets_unusable,
 )
 
 LIMITS = SafetyLimits(
@@ -270,6 +274,35 @@ def test_fallback_must_be_blind_or_stand():
         dataclasses.replace(LIMITS, fallback=Mode.ACTIVE)
 
 
+# ----------------------------------------------------------------------------- the guard factories
+# The table builds its guards once, at import: these call the factories themselves.
+
+
+@pytest.mark.parametrize("source", list(EstopSource))
+def test_an_estop_guard_holds_exactly_while_its_own_source_is_held(source):
+    guard = estop_from(source)
+    assert guard(ok(estop=frozenset({source})), LIMITS)
+    assert guard(ok(estop=frozenset(EstopSource)), LIMITS)
+    assert not guard(ok(estop=frozenset(set(EstopSource) - {source})), LIMITS)
+    assert not guard(OK, LIMITS)
+
+
+@pytest.mark.parametrize("req", list(Request))
+def test_a_request_guard_holds_only_for_its_own_request(req):
+    guard = requested(req)
+    assert [guard(ok(request=r), LIMITS) for r in Request] == [r is req for r in Request]
+
+
+@pytest.mark.parametrize("fallback", [Mode.BLIND, Mode.STAND])
+def test_a_degradation_needs_both_its_fallback_and_its_cause(fallback):
+    guard = _degrade_to(fallback, targets_unusable)
+    other = LIMITS_STAND if fallback is Mode.BLIND else LIMITS
+    this = LIMITS if fallback is Mode.BLIND else LIMITS_STAND
+    assert guard(ok(target_age_s=1.0), this)
+    assert not guard(OK, this)  # no cause
+    assert not guard(ok(target_age_s=1.0), other)  # the other fallback's row
+
+
 # ----------------------------------------------------------------------------- the table's shape
 
 
@@ -300,6 +333,8 @@ def test_joint_position_check_has_a_tolerance_beyond_the_limits():
     assert joint_position_ok(G1, q, 0.1)
     q[3] = G1.q_max[3] + 0.11
     assert not joint_position_ok(G1, q, 0.1)
+    q[3] = G1.q_min[3] - 0.1
+    assert joint_position_ok(G1, q, 0.1)
     q[3] = G1.q_min[3] - 0.11
     assert not joint_position_ok(G1, q, 0.1)
     q[3] = np.nan
@@ -314,6 +349,12 @@ def test_joint_velocity_check_scales_each_joints_limit():
     assert not joint_velocity_ok(G1, dq, 1.5)
     dq[20] = np.inf
     assert not joint_velocity_ok(G1, dq, 1.5)
+
+
+def test_joint_velocity_check_reads_integer_speeds_as_numbers():
+    # abs() of the most negative int64 is itself: the check must convert before taking it.
+    assert not joint_velocity_ok(G1, np.full(G1.num_joints, np.iinfo(np.int64).min), 1.5)
+    assert joint_velocity_ok(G1, np.zeros(G1.num_joints, dtype=np.int64), 1.5)
 
 
 # ----------------------------------------------------------------------------- properties over any input

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -123,6 +124,27 @@ def test_position_bounds_shrink_by_the_margin_but_never_cross():
     np.testing.assert_allclose(lo, 0.5 * (G1.q_min + G1.q_max))
 
 
+def test_mode_commands_are_float64_whatever_the_type_of_their_inputs():
+    ints = np.ones(N, dtype=np.int64)  # integer gains, as a JSON or YAML list of whole numbers gives them
+    for c in (
+        stand_up_command(G1, np.zeros(N), 0.5, (ints, ints)),  # type: ignore[arg-type]
+        pd_command(G1, np.zeros(N, dtype=np.int64), ints, ints),  # type: ignore[arg-type]
+    ):
+        for field in ("q", "dq", "kp", "kd", "tau"):
+            assert getattr(c, field).dtype == np.float64, field
+
+
+def test_torque_estimate_overflows_to_inf_and_nan_without_a_warning():
+    cmd = command(kp=np.full(N, 1e308), kd=np.full(N, 1e308))
+    dq = np.full(N, 10.0)  # kp term +inf (q_t - q = 10 at joint 0), kd term -inf
+    q = G1.default_q.copy()
+    q[0] -= 10.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = torque_estimate(cmd, q, dq)
+    assert np.isnan(est[0]) and est[1] == -np.inf
+
+
 # ----------------------------------------------------------------------------- clamp_command by example
 
 
@@ -176,6 +198,151 @@ def test_clamp_pulls_target_in_to_keep_pd_torque_within_limit():
     assert out.q[3] == pytest.approx(G1.default_q[3] + G1.tau_max[3] / G1.kp_stand[3])
     assert torque_estimate(out, G1.default_q, np.zeros(N))[3] == pytest.approx(G1.tau_max[3])
     np.testing.assert_array_equal(out.dq, np.zeros(N))  # the position target sufficed
+
+
+def test_clamp_pulls_a_negative_estimate_in_to_the_negative_limit():
+    q_target = G1.default_q.copy()
+    q_target[2] -= 1.0  # hip yaw: kp 150 * -1 rad = -150 Nm < -88 Nm
+    out, counts = clamp_command(G1, command(q=q_target), G1.default_q, np.zeros(N))
+    assert counts.torque == 1 and counts.total == 1
+    assert out.q[2] == pytest.approx(G1.default_q[2] - G1.tau_max[2] / G1.kp_stand[2])
+    assert torque_estimate(out, G1.default_q, np.zeros(N))[2] == pytest.approx(-G1.tau_max[2])
+    np.testing.assert_array_equal(np.delete(out.q, 2), np.delete(q_target, 2))  # only that joint moved
+
+
+def test_clamp_pulls_an_estimate_past_a_limit_below_one_newton_metre_to_its_own_side():
+    joints = tuple(dataclasses.replace(j, tau_max=0.5) if i == 3 else j for i, j in enumerate(G1.joints))
+    spec = dataclasses.replace(G1, joints=joints)
+    q_target = spec.default_q.copy()
+    q_target[3] += 0.7 / spec.kp_stand[3]  # 0.7 Nm against a 0.5 Nm limit
+    out, counts = clamp_command(spec, command(q=q_target), spec.default_q, np.zeros(N))
+    assert counts.torque == 1
+    assert torque_estimate(out, spec.default_q, np.zeros(N))[3] == pytest.approx(0.5)
+
+
+def test_an_estimate_exactly_at_the_effort_limit_is_left_alone():
+    cmd = command(kp=np.zeros(N), kd=np.zeros(N), tau=G1.tau_max.copy())
+    out, counts = clamp_command(G1, cmd, G1.default_q, np.zeros(N))
+    assert counts == ClampCounts()
+    np.testing.assert_array_equal(out.tau, G1.tau_max)
+
+
+def test_clamp_with_overflowing_gains_raises_no_warning_and_stays_within_limits():
+    cmd = command(kp=np.full(N, 1e308), kd=np.full(N, 1e308))
+    q = G1.default_q - 2.0  # kp term +inf, kd term -inf: the estimate is NaN
+    dq = np.full(N, 10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, _ = clamp_command(G1, cmd, q, dq, MARGIN)
+    check_within_limits(out)
+    check_torque_within_limits(out, q, dq)
+
+
+def test_clamp_reads_integer_speeds_as_numbers():
+    # abs() of the most negative int64 is itself: the state must be converted before it is used.
+    dq = np.full(N, np.iinfo(np.int64).min)
+    out, counts = clamp_command(G1, stand_command(G1), G1.default_q, dq)
+    assert counts.damped == N
+    check_within_limits(out, margin=0.0)
+    check_torque_within_limits(out, G1.default_q, dq.astype(np.float64))
+
+
+def test_the_position_target_absorbs_the_excess_with_the_feed_forward_counted():
+    q_target = G1.default_q.copy()
+    q_target[2] += 1.0  # hip yaw: 150 Nm of PD plus 20 Nm of feed-forward against 88 Nm
+    tau = np.zeros(N)
+    tau[2] = 20.0
+    out, counts = clamp_command(G1, command(q=q_target, tau=tau), G1.default_q, np.zeros(N))
+    assert counts.torque == 1
+    assert out.q[2] == pytest.approx(G1.default_q[2] + (G1.tau_max[2] - 20.0) / G1.kp_stand[2])
+    np.testing.assert_array_equal(out.dq, np.zeros(N))  # the position target sufficed
+    np.testing.assert_array_equal(out.tau, tau)
+
+
+@pytest.mark.parametrize("gain", ["kp", "kd"])
+def test_a_gain_below_one_moves_its_target_by_excess_over_gain(gain):
+    """kp or kd of 0.5: the target moves twice as far as the excess in Nm."""
+    j, q, dq = 2, G1.default_q.copy(), np.zeros(N)
+    q[j] = -1.0
+    kp, kd, tau, q_t, dq_t = np.zeros(N), np.zeros(N), np.zeros(N), q.copy(), np.zeros(N)
+    tau[j] = 87.0
+    if gain == "kp":
+        kp[j], q_t[j] = 0.5, q[j] + 2.5  # 1.25 Nm + 87 Nm against 88 Nm: the target comes back to q + 2
+    else:
+        kd[j], dq_t[j] = 0.5, 2.5
+    out, counts = clamp_command(G1, JointCommand(q_t, dq_t, kp, kd, tau), q, dq)
+    assert counts.torque == 1 and counts.damped == 0
+    assert torque_estimate(out, q, dq)[j] == pytest.approx(G1.tau_max[j])
+    moved = (out.q[j] - q[j]) if gain == "kp" else out.dq[j]
+    assert moved == pytest.approx(2.0)
+    assert out.tau[j] == 87.0
+
+
+def test_joints_exactly_at_the_effort_limit_are_left_alone_while_another_is_pulled_in():
+    cmd = command(kp=np.zeros(N), tau=G1.tau_max.copy())  # every joint at its limit by feed-forward
+    cmd.kp[2] = G1.kp_stand[2]
+    cmd.tau[2] = 0.0
+    cmd.q[2] += 1.0  # hip yaw: 150 Nm against 88 Nm
+    out, counts = clamp_command(G1, cmd, G1.default_q, np.zeros(N))
+    assert counts.torque == 1 and counts.total == 1
+    others = np.arange(N) != 2
+    for field in ("q", "dq", "kp", "kd", "tau"):
+        np.testing.assert_array_equal(getattr(out, field)[others], getattr(cmd, field)[others], field)
+
+
+def test_the_feed_forward_is_moved_last_when_both_targets_are_at_their_limits():
+    j, q, dq = 2, G1.default_q.copy(), np.zeros(N)
+    q[j] = G1.q_min[j] + 0.1  # the position target can come down to q_min: -15 Nm at most
+    dq[j] = -1.4 * G1.dq_max[j]  # the velocity target can come down to -dq_max: kd 10 * 12.8 = 128 Nm at least
+    kp, kd = np.zeros(N), np.zeros(N)
+    kp[j], kd[j] = 150.0, 10.0
+    q_t = q.copy()
+    q_t[j] += 0.2
+    out, counts = clamp_command(G1, JointCommand(q_t, np.zeros(N), kp, kd, np.zeros(N)), q, dq)
+    assert counts.torque == 1 and counts.damped == 0
+    assert out.q[j] == G1.q_min[j] and out.dq[j] == -G1.dq_max[j]
+    assert out.tau[j] == pytest.approx(G1.tau_max[j] - 128.0 + 15.0)
+    assert torque_estimate(out, q, dq)[j] == pytest.approx(G1.tau_max[j])
+    assert (out.kp[j], out.kd[j]) == (150.0, 10.0)
+
+
+@pytest.mark.parametrize("gain", ["kp", "kd"])
+def test_a_joint_without_that_gain_keeps_its_target(gain):
+    """kp 0: the position target has no effect and is not moved; kd 0: the same for the velocity target."""
+    j, q, dq = 3, G1.default_q.copy(), np.zeros(N)
+    kp, kd, tau = G1.kp_stand.copy(), G1.kd_stand.copy(), np.zeros(N)
+    q_t, dq_t = G1.default_q.copy(), np.zeros(N)
+    tau[j] = 139.0
+    if gain == "kp":
+        kp[j], dq[j] = 0.0, -10.0  # kd term 100 + tau_ff 139: the velocity target moves
+    else:
+        kd[j] = 0.0
+        q[j], q_t[j] = G1.q_min[j] - 0.5, G1.q_min[j]  # kp term 100 at least + 139: the feed-forward moves
+    out, counts = clamp_command(G1, JointCommand(q_t, dq_t, kp, kd, tau), q, dq)
+    assert counts.torque == 1 and counts.damped == 0
+    check_torque_within_limits(out, q, dq)
+    if gain == "kp":
+        assert out.q[j] == q_t[j] and out.dq[j] != 0.0
+    else:
+        assert out.dq[j] == dq_t[j] and out.q[j] == G1.q_min[j]
+        assert out.tau[j] == pytest.approx(G1.tau_max[j] - 100.0)
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.5, 40.0])
+def test_a_damped_joint_brakes_within_the_limit_at_any_speed(speed):
+    """Far beyond its limit, a joint is damped alone; kd drops to tau_max / speed, and only where it brakes
+    harder than that (at rest it brakes with no torque, whatever kd)."""
+    j, q, dq = 3, G1.default_q.copy(), np.zeros(N)
+    q[j] = G1.q_max[j] + 1e4
+    dq[j] = speed
+    kd = G1.kd_stand.copy()
+    kd[j] = 400.0
+    out, counts = clamp_command(G1, command(kd=kd), q, dq)
+    assert counts.damped == 1
+    assert out.kp[j] == 0.0 and out.dq[j] == 0.0 and out.tau[j] == 0.0
+    expected_kd = 400.0 if speed == 0.0 else min(400.0, G1.tau_max[j] / speed)
+    assert out.kd[j] == pytest.approx(expected_kd)
+    check_torque_within_limits(out, q, dq)
 
 
 def _damping_term_beyond_limit(kind: str) -> dict:

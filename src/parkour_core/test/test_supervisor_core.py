@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,10 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from parkour_core.bundle import BundleError
 from parkour_core.config import ConfigError, load_config
-from parkour_core.robots import G1
+from parkour_core.robots import G1, H1
 from parkour_core.safety import EstopSource, JointCommand, Mode, Request, SafetyLimits, position_bounds, torque_estimate
 from parkour_core.supervisor_core import (
+    REQUESTS_LOGGED,
     BundleGains,
     Combos,
     GamepadReading,
@@ -715,6 +719,397 @@ def test_a_depth_bundle_is_refused_as_fallback_gait():
 
     with pytest.raises(ValueError, match="must be a blind bundle"):
         RunnerGait(Runner())
+
+
+# ----------------------------------------------------------------------------- exact edges, bookkeeping, report
+# Each test below pins a behaviour that mutation testing (bench/mutation/run.py) showed no other test held.
+
+
+def robot_at(now: float, **changes) -> RobotReading:
+    """A healthy standing robot, its reading taken at ``now``."""
+    fields = {"q": G1.default_q.copy(), "dq": np.zeros(N), "quat_wxyz": UPRIGHT.copy(), "gyro": np.zeros(3)}
+    return RobotReading(stamp_s=now, **(fields | changes))
+
+
+def test_settings_from_config_carry_every_value(repo_root):
+    overrides = {
+        "supervisor.lowstate_timeout_s": 0.07,
+        "supervisor.target_timeout_s": 0.09,
+        "supervisor.max_tilt_rad": 0.7,
+        "supervisor.stand_up_duration_s": 2.5,
+        "supervisor.kd_damp": 4.5,
+        "supervisor.blind_resume_after_s": 0.75,
+        "supervisor.joint_margin_rad": 0.03,
+        "supervisor.target_limit_tolerance_rad": 0.4,
+        "supervisor.joint_limit_tolerance_rad": 0.15,
+        "supervisor.velocity_limit_factor": 1.7,
+        "supervisor.gamepad_timeout_s": 0.6,
+        "supervisor.stand_gains": {"left_knee_joint": [150.0, 5.0]},
+        "depth.stale_after_s": 0.3,
+        "policy.command_timeout_s": 0.8,
+    }
+    cfg = load_config(repo_root / "config" / "g1_sim.yaml", overrides=overrides)
+    s = SupervisorSettings.from_config(cfg, fallback_available=True)
+    sup = cfg.supervisor
+    assert s.limits == SafetyLimits(
+        lowstate_timeout_s=0.07,
+        target_timeout_s=0.09,
+        max_tilt_rad=0.7,
+        depth_timeout_s=0.3,
+        blind_resume_after_s=0.75,
+        command_timeout_s=0.8,
+        fallback=Mode.BLIND,
+    )
+    assert (s.kd_damp, s.stand_up_duration_s, s.joint_margin_rad) == (4.5, 2.5, 0.03)
+    assert (s.target_limit_tolerance_rad, s.joint_limit_tolerance_rad) == (0.4, 0.15)
+    assert (s.velocity_limit_factor, s.gamepad_timeout_s) == (1.7, 0.6)
+    assert s.stand_gains == {"left_knee_joint": [150.0, 5.0]}
+    assert s.remote == Combos(
+        frozenset(sup.remote_estop_keys),
+        (
+            (Request.STAND_UP, frozenset(sup.remote_stand_up_keys)),
+            (Request.ACTIVATE, frozenset(sup.remote_activate_keys)),
+            (Request.STAND, frozenset(sup.remote_stand_keys)),
+        ),
+    )
+    assert s.gamepad == Combos(
+        frozenset(sup.gamepad_estop_buttons),
+        (
+            (Request.STAND_UP, frozenset(sup.gamepad_stand_up_buttons)),
+            (Request.ACTIVATE, frozenset(sup.gamepad_activate_buttons)),
+            (Request.STAND, frozenset(sup.gamepad_stand_buttons)),
+        ),
+    )
+
+
+def test_bundle_gains_are_float64_and_zero_gains_are_allowed():
+    g = BundleGains.make("b", [0] * N, [1] * (N - 1) + [0.5], uses_depth=True, num_joints=N)  # ints, as JSON has them
+    assert g.kp.dtype == np.float64 and g.kd.dtype == np.float64
+    np.testing.assert_array_equal(g.kp, np.zeros(N))
+    assert g.kd[0] == 1.0 and g.kd[-1] == 0.5
+    assert g.uses_depth is True
+
+
+@pytest.mark.parametrize("key", ["kp", "kd"])
+def test_bad_bundle_gains_name_the_gain_at_fault(key):
+    good = [1.0] * N
+    short = {"kp": good, "kd": good} | {key: [1.0] * (N - 1)}
+    with pytest.raises(ValueError, match=f"^bundle 'b': {key} has 28 values for 29 joints$"):
+        BundleGains.make("b", short["kp"], short["kd"], False, N)
+    negative = {"kp": good, "kd": good} | {key: [-1.0] * N}
+    with pytest.raises(ValueError, match=f"^bundle 'b': {key} must be finite and >= 0$"):
+        BundleGains.make("b", negative["kp"], negative["kd"], False, N)
+
+
+def test_an_announcement_that_is_not_an_object_is_refused_in_so_many_words():
+    with pytest.raises(ValueError, match=r"^expected a JSON object$"):
+        BundleGains.from_announcement("[1, 2]", N)
+
+
+def test_the_fallback_gait_is_loaded_for_this_robot_on_one_thread(g1_walk_dir):
+    gait = RunnerGait.load(g1_walk_dir, G1)
+    assert gait.runner.session.get_session_options().intra_op_num_threads == 1
+    assert gait.runner.bundle.robot is G1
+    with pytest.raises(BundleError):
+        RunnerGait.load(g1_walk_dir, H1)  # a G1 bundle does not drive another robot
+
+
+@pytest.mark.parametrize("part", ["dq", "quat_wxyz", "gyro"])
+def test_nan_anywhere_in_the_robot_state_is_a_state_fault(part):
+    rig = make_rig()
+    rig.to_active()
+    core = rig.core
+    bad = {"dq": np.full(N, np.nan), "quat_wxyz": np.array([np.nan, 0, 0, 0]), "gyro": np.array([0, np.nan, 0])}
+    _, records = core.tick(SupervisorInputs(rig.now + DT, robot_at(rig.now + DT, **{part: bad[part]})))
+    assert [(r.to_mode, r.reason) for r in records] == [(Mode.DAMP, "robot state has NaN/inf")]
+    assert core.faults["state_nonfinite"].onsets == 1
+
+
+def test_a_quaternion_of_the_wrong_length_reads_as_a_fall():
+    rig = make_rig()
+    rig.to_active()
+    rig.quat = np.array([1.0, 0.0, 0.0])
+    _, records = rig.step()
+    assert [(r.to_mode, r.reason) for r in records] == [(Mode.DAMP, "base tilt beyond limit (fall)")]
+
+
+@pytest.mark.parametrize("quat", [[2.0, 0.0, 0.0, 0.0], [1e200, 1e200, 0.0, 0.0], [0.9, 0.0, 0.0, 0.0], [0.0] * 4])
+def test_a_quaternion_that_is_not_unit_reads_as_a_fall(quat):
+    """The tilt reads a unit quaternion; [2, 0, 0, 0] and [1e200, 1e200, 0, 0] were read as upright."""
+    rig = make_rig()
+    rig.to_active()
+    rig.quat = np.array(quat)
+    _, records = rig.step()
+    assert [(r.to_mode, r.reason) for r in records] == [(Mode.DAMP, "base tilt beyond limit (fall)")]
+
+
+def test_a_quaternion_a_little_off_unit_is_an_imu_reading():
+    rig = make_rig()
+    rig.to_active()
+    rig.quat = np.array([1.04, 0.0, 0.0, 0.0])  # float32 IMU output, renormalised late: not a fault
+    _, records = rig.step()
+    assert not records and rig.core.mode is Mode.ACTIVE
+
+
+def test_a_huge_quaternion_raises_no_floating_point_warning():
+    rig = make_rig()
+    rig.to_active()
+    rig.quat = np.array([1e200, 1e200, 1e200, 1e200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cmd, _ = rig.step()
+    assert cmd.is_finite()
+
+
+@pytest.mark.parametrize("velocity", [[np.nan, 0.0, 0.0], [0.4, 0.0], [0.4, 0.0, 0.0, 0.0]])
+def test_the_fallback_gait_walks_at_zero_velocity_on_an_unusable_cmd_vel(velocity):
+    rig = make_rig()
+    rig.cmd_vel = np.array(velocity)
+    rig.to_active()
+    rig.policy_alive = False
+    rig.run(0.2)
+    assert rig.core.mode is Mode.BLIND
+    assert rig.gait.velocities[-1].dtype == np.float64
+    np.testing.assert_array_equal(rig.gait.velocities[-1], np.zeros(3))
+
+
+def test_damping_for_a_nan_state_uses_the_configured_kd():
+    rig = make_rig(dataclasses.replace(SETTINGS, kd_damp=5.0))
+    q = G1.default_q.copy()
+    q[2] = np.nan
+    cmd, _ = rig.core.tick(SupervisorInputs(0.0, robot_at(0.0, q=q)))
+    np.testing.assert_array_equal(cmd.kd, np.full(N, 5.0))
+    np.testing.assert_array_equal(cmd.kp, np.zeros(N))
+
+
+def test_ticks_and_ticks_with_unannounced_targets_are_counted_exactly():
+    core = make_rig().core
+    mystery = PolicyTargets(G1.default_q.copy(), 0.0, "mystery")
+    for k in range(3):
+        core.tick(SupervisorInputs(k * DT, robot_at(k * DT), targets=mystery))
+    for k in range(3, 5):
+        core.tick(SupervisorInputs(k * DT, robot_at(k * DT)))  # no targets at all: nothing unannounced
+    report = core.report()
+    assert report["ticks"] == 5
+    assert report["unknown_bundle_ticks"] == 3
+
+
+def test_nan_targets_are_not_counted_as_out_of_range():
+    rig = make_rig()
+    rig.to_active()
+    rig.policy_q = np.full(N, np.nan)
+    _, records = rig.step()
+    assert [r.reason for r in records] == ["policy targets stale or not finite"]
+    rig.run(0.1)
+    assert rig.core.faults["targets_nonfinite"].ticks > 1
+    assert rig.core.faults["targets_out_of_range"].ticks == 0
+    rig.policy_q = G1.default_q[:-1].copy()  # the wrong number of joints: unusable, not out of range
+    rig.run(0.1)
+    assert rig.core.faults["targets_out_of_range"].ticks == 0
+
+
+def test_targets_exactly_at_the_target_tolerance_are_in_range():
+    edge = G1.q_max[5] + 0.25
+    settings = dataclasses.replace(SETTINGS, target_limit_tolerance_rad=edge - G1.q_max[5])
+    rig = make_rig(settings)
+    rig.policy_q = G1.default_q.copy()
+    rig.policy_q[5] = edge
+    rig.to_active()
+    assert rig.run(0.1) == []
+    rig.policy_q[5] = np.nextafter(edge, np.inf)
+    _, records = rig.step()
+    assert [r.reason for r in records] == ["policy targets far beyond joint limits"]
+
+
+def test_unknown_bundles_are_not_counted_as_reading_depth():
+    rig = make_rig()
+    rig.to_active()
+    rig.bundle = "mystery"
+    rig.depth_alive = False
+    rig.run(0.5)
+    assert rig.core.mode is Mode.BLIND
+    assert rig.core.faults["depth_stale"].ticks == 0
+
+
+def test_a_gamepad_silent_for_exactly_its_timeout_is_not_lost():
+    rig = make_rig()
+    rig.gamepad_buttons = frozenset()
+    rig.to_active()
+    rig.now = 8.0  # binary-exact times from here on
+    rig.step(0.0)
+    rig.gamepad_alive = False
+    assert rig.step(0.5)[1] == ()  # silent for 0.5 s, the timeout
+    _, records = rig.step(1 / 64)
+    assert [r.reason for r in records] == ["gamepad lost"]
+
+
+def test_the_fallback_gait_steps_on_its_period_and_runs_on_after_a_stall():
+    rig = make_rig()
+    rig.gait.period_s = 1 / 16  # binary-exact times
+    rig.to_active()
+    rig.policy_alive = False
+    rig.now = 8.0 - 1 / 16
+    rig.step(1 / 16)  # BLIND at t = 8 s: the first step, the next one due at 8.0625
+    assert rig.core.mode is Mode.BLIND and rig.core.fallback_steps == 1
+    rig.step(1 / 32)
+    assert rig.core.fallback_steps == 1
+    rig.step(1 / 32)  # exactly due
+    assert rig.core.fallback_steps == 2
+    rig.step(1 / 8)  # a stall: one period late (8.1875, the step due at 8.125)
+    assert rig.core.fallback_steps == 3
+    rig.step(1 / 32)  # the next step is one period after the late one, not the missed one
+    assert rig.core.fallback_steps == 3
+    rig.step(1 / 32)
+    assert rig.core.fallback_steps == 4
+    rig.step(1 / 2)  # a long stall: one step, no catching up
+    assert rig.core.fallback_steps == 5
+    rig.step(1 / 32)
+    assert rig.core.fallback_steps == 5
+    rig.step(1 / 32)
+    assert rig.core.fallback_steps == 6
+
+
+def test_fallback_step_times_are_measured_around_each_step():
+    rig = make_rig()
+    rig.to_active()
+    rig.policy_alive = False
+    rig.run(0.2)
+    assert rig.core.mode is Mode.BLIND
+    for _ in range(8):
+        steps = rig.core.fallback_steps
+        start = time.perf_counter()
+        rig.step()
+        elapsed = time.perf_counter() - start
+        if rig.core.fallback_steps > steps:
+            assert 0.0 <= rig.core.fallback_step_s[-1] <= elapsed
+    assert len(rig.core.fallback_step_s) == rig.core.fallback_steps
+
+
+class LongErrorGait(FakeGait):
+    def step(self, q, dq, quat_wxyz, gyro, velocity) -> np.ndarray:
+        raise ValueError("x" * 400)
+
+
+def test_a_fallback_gait_error_is_kept_as_its_type_and_message_cut_to_300_characters():
+    core = SupervisorCore(G1, SETTINGS, fallback=LongErrorGait())
+    core.register_bundle(STUDENT)
+    rig = Rig(core, None)
+    rig.to_active()
+    rig.policy_alive = False
+    rig.run(0.2)
+    assert core.fallback_errors[0] == ("ValueError: " + "x" * 400)[:300]
+    assert len(core.fallback_errors[0]) == 300
+
+
+def test_the_report_keeps_the_first_twenty_fallback_errors():
+    core = make_rig().core
+    core.fallback_errors.extend(f"RuntimeError: {k}" for k in range(25))
+    assert core.report()["fallback"]["errors"] == [f"RuntimeError: {k}" for k in range(20)]
+
+
+def test_a_failing_fallback_gait_stands_with_the_configured_stand_gains():
+    settings = dataclasses.replace(SETTINGS, stand_gains={"left_knee_joint": [150.0, 5.0]})
+    rig = make_rig(settings)
+    rig.to_active()
+    rig.gait.fail = "nan"
+    rig.policy_alive = False
+    for _ in range(40):
+        cmd, records = rig.step()
+        if records:
+            break
+    assert rig.core.mode is Mode.BLIND and not rig.core._fallback_ok
+    assert cmd.kp[3] == 150.0 and cmd.kd[3] == 5.0
+    np.testing.assert_array_equal(np.delete(cmd.kp, 3), np.delete(G1.kp_stand, 3))
+
+
+def test_stand_up_and_stand_use_the_configured_stand_gains():
+    settings = dataclasses.replace(SETTINGS, stand_gains={"left_knee_joint": [150.0, 5.0]})
+    rig = make_rig(settings)
+    stand_up, _ = rig.step(requests=[Request.STAND_UP])
+    rig.run(2.05)
+    assert rig.core.mode is Mode.STAND
+    stand, _ = rig.step()
+    for cmd in (stand_up, stand):
+        assert cmd.kp[3] == 150.0 and cmd.kd[3] == 5.0
+        np.testing.assert_array_equal(np.delete(cmd.kd, 3), np.delete(G1.kd_stand, 3))
+
+
+def test_a_blind_fallback_without_a_gait_is_refused_in_so_many_words():
+    with pytest.raises(ValueError, match=r"^limits\.fallback is BLIND but no fallback gait was given$"):
+        SupervisorCore(G1, SETTINGS, fallback=None)
+
+
+def test_the_request_log_keeps_the_first_thousand_requests_and_counts_them_all():
+    core = make_rig().core
+    core.tick(SupervisorInputs(0.0, robot_at(0.0), requests=((Request.STAND, "ros"),) * (REQUESTS_LOGGED + 5)))
+    assert len(core.requests) == REQUESTS_LOGGED
+    assert core.request_counts == {"ros:stand": REQUESTS_LOGGED + 5}
+
+
+def test_a_service_estop_is_logged_as_a_request_when_it_arrives():
+    rig = make_rig()
+    rig.to_active()
+    rig.step(estop_service=True)
+    assert rig.core.requests[-1] == {
+        "t": round(rig.now, 4),
+        "request": "estop",
+        "source": "service",
+        "mode": "ACTIVE",
+        "then": "DAMP",
+    }
+    rig.step()
+    assert rig.core.request_counts["service:estop"] == 1
+
+
+def test_the_report_names_every_entry_and_rounds_to_a_tenth_of_a_millisecond():
+    core = make_rig().core
+    dq = np.zeros(N)
+    dq[0] = 0.123456 * G1.dq_max[0]
+    q = G1.default_q.copy()
+    q[0] = G1.q_max[0] + 0.0123456
+    targets = G1.default_q.copy()
+    targets[1] = G1.q_max[1] + 0.0234567
+    core.tick(SupervisorInputs(0.0, robot_at(0.0)))
+    core.tick(
+        SupervisorInputs(
+            1.23456,
+            robot_at(1.23456, q=q, dq=dq),
+            targets=PolicyTargets(targets, 1.23456, "walk"),
+            requests=((Request.STAND_UP, "ros"),),
+        )
+    )
+    report = core.report()
+    assert set(report) == {
+        "final_mode",
+        "supervisor_transitions",
+        "limit_clamps",
+        "limit_clamps_by_kind",
+        "faults",
+        "time_in_mode_s",
+        "ticks",
+        "requests",
+        "request_counts",
+        "fallback",
+        "max_speed_ratio",
+        "max_limit_excess_rad",
+        "max_target_excess_rad",
+        "bundles_known",
+        "unknown_bundle_ticks",
+    }
+    assert report["supervisor_transitions"] == [
+        {"t": 1.2346, "from": "DAMP", "to": "STAND_UP", "reason": "stand up requested"}
+    ]
+    assert report["requests"] == [
+        {"t": 1.2346, "request": "stand_up", "source": "ros", "mode": "DAMP", "then": "STAND_UP"}
+    ]
+    assert report["request_counts"] == {"ros:stand_up": 1}
+    assert report["time_in_mode_s"]["DAMP"] == 1.2346
+    assert report["ticks"] == 2
+    assert report["max_speed_ratio"] == 0.1235
+    assert report["max_limit_excess_rad"] == 0.0123
+    assert report["max_target_excess_rad"] == 0.0235
+    assert report["bundles_known"] == ["student", "walk"]
+    assert report["unknown_bundle_ticks"] == 0
 
 
 # ----------------------------------------------------------------------------- properties over any sequence

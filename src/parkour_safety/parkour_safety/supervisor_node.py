@@ -41,8 +41,6 @@ from pathlib import Path
 
 import numpy as np
 
-from parkour_core.bundle import BundleError, read_manifest
-from parkour_core.bundles import resolve_bundle
 from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
@@ -56,12 +54,10 @@ from parkour_core.supervisor_core import (
     GamepadReading,
     PolicyTargets,
     RobotReading,
-    RunnerGait,
-    SupervisorCore,
     SupervisorInputs,
-    SupervisorSettings,
     VelocityCommand,
 )
+from parkour_core.supervisor_setup import StartupError, build_core
 from parkour_core.teleop import remote_joy
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, decode_tick_inputs
 from parkour_core.unitree import LowStateView, lowstate_capture_time, message_types, parse_wireless_remote
@@ -72,10 +68,6 @@ NO_LOWSTATE_SAY_S = 5.0  # no rt/lowstate this long after start: say so (and aga
 REMOTE_HZ = 50.0  # /teleop/remote
 TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50 Hz)
-
-
-class StartupError(RuntimeError):
-    """The supervisor must not start; the message says why and what to do."""
 
 
 class SingleWriterError(StartupError):
@@ -91,30 +83,6 @@ def serialized_header_stamp_s(data: bytes) -> float:
     after the 4-byte encapsulation header (byte 1 says the byte order), int32 sec and uint32 nanosec."""
     sec, nanosec = struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)
     return sec + nanosec * 1e-9
-
-
-def build_core(cfg: StackConfig) -> SupervisorCore:
-    """The core with its fallback gait and the configured bundle's gains (for unnamed targets)."""
-    spec = get_robot(cfg.robot)
-    s = cfg.supervisor
-    fallback = None
-    if s.fallback == "blind":
-        try:
-            fallback = RunnerGait.load(resolve_bundle(s.fallback_bundle), spec)
-        except (BundleError, ValueError) as e:
-            raise StartupError(
-                f"the fallback gait (supervisor.fallback_bundle {s.fallback_bundle!r}) cannot run: {e}. "
-                "Fix the bundle, or set supervisor.fallback: stand"
-            ) from None
-    default_gains = None  # policy.bundle '' (no policy for this robot): only announced bundles drive
-    try:
-        if cfg.policy.bundle:
-            manifest = read_manifest(resolve_bundle(cfg.policy.bundle))
-            default_gains = BundleGains.make("", manifest.kp, manifest.kd, manifest.uses_depth, spec.num_joints)
-    except (BundleError, ValueError) as e:
-        raise StartupError(f"policy.bundle {cfg.policy.bundle!r}: {e}") from None
-    settings = SupervisorSettings.from_config(cfg, fallback_available=fallback is not None)
-    return SupervisorCore(spec, settings, fallback=fallback, default_gains=default_gains)
 
 
 class Supervisor:
