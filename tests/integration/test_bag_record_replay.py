@@ -24,10 +24,15 @@ pytestmark = pytest.mark.integration
 
 BUNDLE = "g1_walk_depth_gated"  # a student's interface: depth backbone, latent, recurrent state
 STUDENTS = ("student_walk", "student_step")
-# The least max action divergence (action units) each control must give on a student's bag. Shifting
-# by one frame changes little on flat ground (consecutive frames differ by their noise): measured
-# 0.024 (walk) and 0.11 (step); shuffled frames 0.18 / 0.65, a dropped reset 0.63 / 0.93.
-CONTROL_THRESHOLDS = {"shift-depth": 0.005, "shuffle-depth": DEFAULT_THRESHOLD, "drop-reset": DEFAULT_THRESHOLD}
+# The least max action divergence (action units) each control must give on a student's bag; the true
+# replay gives exactly 0. Where the recorder matched the camera late (a busy machine), the comparison
+# starts at the activation, on flat ground, where student_walk barely reads its depth: measured there
+# shift 2.7e-4 and shuffle 0.034 (student_step 0.11 and 0.32), a dropped reset 2.1 (3.7). From the
+# first tick (stand-up included) walk read 0.024 / 0.18 / 0.63.
+CONTROL_THRESHOLDS = {
+    "student_walk": {"shift-depth": 1e-5, "shuffle-depth": 0.005, "drop-reset": DEFAULT_THRESHOLD},
+    "student_step": {"shift-depth": 0.005, "shuffle-depth": DEFAULT_THRESHOLD, "drop-reset": DEFAULT_THRESHOLD},
+}
 
 
 def record_run(tmp_path_factory, bundle: str):
@@ -93,7 +98,7 @@ def test_a_deliberate_error_in_the_replay_shows_as_divergence(student_bag, contr
     assert result["control"] == control and result["ticks_compared"] > 100, result
     if control == "drop-reset":
         assert result["resets_dropped"] >= 1, result  # the activation's
-    assert result["action_divergence"]["max"] > CONTROL_THRESHOLDS[control], (control, result["action_divergence"])
+    assert result["action_divergence"]["max"] > CONTROL_THRESHOLDS[bundle][control], (control, result["action_divergence"])
 
 
 def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recorded, tmp_path):

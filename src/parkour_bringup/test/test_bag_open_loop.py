@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from parkour_bringup.bag.open_loop import replay_against_bundle
+from parkour_bringup.bag.open_loop import DEFAULT_THRESHOLD, replay_against_bundle
 from parkour_bringup.bag.reader import BagError, open_bag
 from parkour_bringup.bag.synthetic import write_synthetic_bag
 from parkour_bringup.bag.topics import TICK_INPUTS_LAYOUT, TickInputs, decode_tick_inputs, encode_tick_inputs
@@ -99,6 +99,22 @@ def test_a_bag_that_starts_mid_episode_is_compared_from_its_first_reset(tmp_path
     assert result["ticks_out_of_sync"] == activation - starts_at
     assert result["ticks_compared"] == ticks - activation
     assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+
+
+def test_ticks_stepped_on_a_frame_not_in_the_bag_are_compared_from_the_next_reset(tmp_path):
+    """The recorder matched the camera later than the policy (DDS discovery on a busy machine): the
+    student's recurrent state took in latents the replay does not have, until the activation resets it."""
+    ticks, depth_from, activation = 90, 7, 90 // 5
+    bag_path = write_synthetic_bag(tmp_path / "late_depth", bundle="student_walk", ticks=ticks,
+                                   depth_recorded_from=depth_from)  # fmt: skip
+    with open_bag(bag_path) as bag:
+        result = replay_against_bundle(bag, "student_walk")
+    assert result["depth_frames_before_recording"] > 0
+    assert result["ticks_compared"] == ticks - activation
+    assert result["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    with open_bag(bag_path) as bag:
+        dropped = replay_against_bundle(bag, "student_walk", control="drop-reset")
+    assert dropped["resets_dropped"] == 1 and dropped["action_divergence"]["max"] > DEFAULT_THRESHOLD
 
 
 def test_a_bag_without_any_reset_says_what_to_record(tmp_path):

@@ -14,13 +14,15 @@ first reset on (the policy node marks its first tick as one: its runner is new),
 frame behind the latent is in the bag. A recorder that matched the policy late (DDS discovery on a
 busy machine) starts its bag mid-episode; the ticks before the next reset are stepped, counted as
 ``ticks_out_of_sync``, and not compared, because the recorded runner's memory from before the bag
-is unknown.
+is unknown. The same holds after a tick stepped on a latent whose frame is not in the bag (the
+recorder matched the camera later than the policy): its recurrent state took in an input the
+replay does not have, so comparison resumes at the next reset (the activation's).
 
 Negative controls (``control``): the same replay with a deliberate error, to show that the check
 would notice one. ``shift-depth`` gives every tick the frame recorded before its own (an off-by-one
 in the camera's latency), ``shuffle-depth`` permutes the recorded frames, ``drop-reset`` skips every
-runner reset after the one the comparison starts from (the recurrent state, previous action and
-gait clock carried over an activation). A student whose actions use its depth and its memory
+runner reset after the bag's first and compares on from there (the recurrent state, previous
+action and gait clock carried over an activation). A student whose actions use its depth and its memory
 diverges under each; one that ignores them would still read zero.
 
 Not modelled: a live swap inside the bag (the shadow run and the switch); the candidate runs from
@@ -192,15 +194,19 @@ def replay_against_bundle(
     times: list[float] = []
     memory_known = False  # the replayed recurrent state, previous action and gait clock are the recorded ones
     latent_known = True  # the replayed latent is the recorded one (no frame yet: both are zeros)
+    reset_seen = False
     out_of_sync = 0
     resets_dropped = 0
     for tick in ticks:
         inputs = tick.inputs
-        if inputs.reset and control == "drop-reset" and memory_known:
+        if inputs.reset and control == "drop-reset" and reset_seen:
+            # What a replay that mishandled resets would do: carry its memory over and compare on.
             resets_dropped += 1
+            memory_known = True
         elif inputs.reset:
             runner.reset()
             memory_known = True
+        reset_seen = reset_seen or inputs.reset
         if runner.backbone is not None and inputs.depth_stamp_s is not None and inputs.depth_stamp_s != latent_from:
             image = frames.get(inputs.depth_stamp_s)
             if image is None and (first_recorded is None or inputs.depth_stamp_s < first_recorded):
@@ -213,9 +219,13 @@ def replay_against_bundle(
             latent_from = inputs.depth_stamp_s
         state = RobotState(inputs.q, inputs.dq, inputs.quat_wxyz, inputs.gyro)
         targets_new = runner.step(state, inputs.command)
+        in_sync = memory_known and latent_known
+        # A step on a latent the bag does not hold leaves a recurrent state the recording's is not:
+        # unknown until the next reset.
+        memory_known = in_sync
         if tick.targets is None:
             continue  # the tick ran (the runner's memory moves on) but its targets were not recorded
-        if not (memory_known and latent_known):
+        if not in_sync:
             out_of_sync += 1
             continue
         rec = manifests[tick.bundle_name or ""]

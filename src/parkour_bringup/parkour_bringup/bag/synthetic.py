@@ -97,11 +97,13 @@ def write_synthetic_bag(
     target_offset: float = 0.0,
     seed: int = 0,
     recording_starts_at: int = 0,
+    depth_recorded_from: int = 0,
 ) -> Path:
     """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target.
 
     ``recording_starts_at``: the recorder matched the policy late; earlier ticks and frames ran but are not
-    in the bag.
+    in the bag. ``depth_recorded_from``: the recorder matched the camera later than the policy; frames
+    released before that tick are not in the bag.
     """
     loaded = load_bundle(resolve_bundle(bundle))
     m = loaded.manifest
@@ -127,7 +129,7 @@ def write_synthetic_bag(
         if k % 3 == 0:  # a frame released every third tick, exposed 40 ms before
             frame_ns = t_ns - 40_000_000
             image = rng.uniform(-0.5, 0.5, size=depth_shape).astype(np.float32)
-            if recorded:
+            if recorded and k >= depth_recorded_from:
                 writer.write(DEPTH_TOPIC, frame_ns, writer.depth_image(frame_ns, image))
             depth_stamp = frame_ns // 1_000_000_000 + (frame_ns % 1_000_000_000) * 1e-9
             if runner.backbone is not None:
