@@ -1,6 +1,6 @@
 """Real Unitree G1: safety supervisor + policy + RealSense depth + teleop. Dry-run unless live:=true.
 
-    ros2 launch launch/robot_g1.launch.py [config:=/path/to/g1_robot.yaml] [live:=true]
+    ros2 launch launch/robot_g1.launch.py [config:=/path/to/g1_robot.yaml] [domain:=0] [iface:=eth0] [live:=true]
 
 Only the safety supervisor writes rt/lowcmd, and only with --live.
 """
@@ -32,12 +32,18 @@ def _node(package: str, executable: str, arguments: list, **kwargs) -> Node:
 def generate_launch_description() -> LaunchDescription:
     config = LaunchConfiguration("config")
     live = LaunchConfiguration("live")
-    args = ["--config", config]
+    args = ["--config", config, "--domain", LaunchConfiguration("domain"), "--iface", LaunchConfiguration("iface")]
     actions = [
         DeclareLaunchArgument(
             "config",
             default_value=os.path.normpath(os.path.join(CONFIG_DIR, CONFIG_FILES[0])),
             description="stack configuration (YAML)",
+        ),
+        DeclareLaunchArgument(
+            "domain", default_value="", description="Unitree DDS domain (empty: the config's dds.domain; robots use 0)"
+        ),
+        DeclareLaunchArgument(
+            "iface", default_value="", description="network interface wired to the robot (empty: the config's)"
         ),
         DeclareLaunchArgument(
             "live",

@@ -1,6 +1,6 @@
 """Real Unitree H1: safety supervisor + RealSense depth + teleop (+ policy). Dry-run unless live:=true.
 
-    ros2 launch launch/robot_h1.launch.py [config:=/path/to/h1_robot.yaml] [live:=true] [policy:=true]
+    ros2 launch launch/robot_h1.launch.py [config:=h1_robot.yaml] [domain:=0] [iface:=eth0] [live:=true] [policy:=true]
 
 Only the safety supervisor writes rt/lowcmd (unitree_go LowCmd_, the H1's 20 motor slots), and only
 with live:=true. No trained H1 policy exists yet, so policy_node starts only with policy:=true, once
@@ -45,12 +45,18 @@ def generate_launch_description() -> LaunchDescription:
     config = LaunchConfiguration("config")
     live = LaunchConfiguration("live")
     policy = LaunchConfiguration("policy")
-    args = ["--config", config]
+    args = ["--config", config, "--domain", LaunchConfiguration("domain"), "--iface", LaunchConfiguration("iface")]
     actions = [
         DeclareLaunchArgument(
             "config",
             default_value=os.path.normpath(os.path.join(CONFIG_DIR, CONFIG_FILES[0])),
             description="stack configuration (YAML)",
+        ),
+        DeclareLaunchArgument(
+            "domain", default_value="", description="Unitree DDS domain (empty: the config's dds.domain; robots use 0)"
+        ),
+        DeclareLaunchArgument(
+            "iface", default_value="", description="network interface wired to the robot (empty: the config's)"
         ),
         DeclareLaunchArgument(
             "live",

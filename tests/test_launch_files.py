@@ -75,3 +75,11 @@ def test_package_layout(pkg: Path) -> None:
     assert (pkg / "test").is_dir(), f"src/{name}: missing test/ folder"
     xml_name = ET.parse(pkg / "package.xml").getroot().findtext("name")
     assert xml_name is not None and xml_name.strip() == name, f"src/{name}/package.xml: <name> is {xml_name!r}"
+
+
+@pytest.mark.parametrize("name", ["robot_g1.launch.py", "robot_h1.launch.py"])
+def test_robot_launch_files_take_the_domain_and_the_interface(name: str) -> None:
+    text = (ROOT / "launch" / name).read_text()
+    for arg in ("domain", "iface"):
+        assert f'DeclareLaunchArgument(\n            "{arg}"' in text or f'"{arg}", default_value=""' in text, arg
+        assert f'"--{arg}", LaunchConfiguration("{arg}")' in text, arg

@@ -15,21 +15,12 @@ period, depth exposure -> lowcmd write per command, and each robot node's CPU.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import random
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[2]
 
+from parkour_bringup.standin import StandIn, run_against_standin  # noqa: E402
 from parkour_core.provenance import command_line, provenance  # noqa: E402
 from parkour_core.stats import write_json  # noqa: E402
 
@@ -38,79 +29,23 @@ TARGET_DEPTH_TO_LOWCMD_P99_MS = 45.0
 MEASURES = ("policy_period_wall_ms", "lowstate_age_ms", "supervisor_tick_period_wall_ms", "depth_exposure_to_lowcmd_ms")
 
 
-def _configs(tmp: Path, domain: int) -> tuple[Path, Path]:
-    sim = yaml.safe_load((ROOT / "config" / "g1_sim.yaml").read_text())
-    sim["dds"] = {"domain": domain, "interface": "lo"}
-    sim["bridge"]["clock"] = "wall"
-    sim.setdefault("sim_camera", {}).update({"enabled": True, "latency_min_s": 0.0, "latency_max_s": 0.0})
-    sim["policy"]["bundle"] = BUNDLE
-    robot = yaml.safe_load((ROOT / "config" / "g1_robot.yaml").read_text())
-    robot["dds"] = {"domain": domain, "interface": "lo"}
-    robot.setdefault("camera", {})["enabled"] = False  # the stand-in's camera publishes the policy image
-    robot["policy"]["bundle"] = BUNDLE
-    robot.setdefault("teleop", {})["source"] = "keyboard"  # no operator node: the script drives
-    paths = tmp / "standin.yaml", tmp / "robot.yaml"
-    for path, data in zip(paths, (sim, robot), strict=True):
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return paths
-
-
 def _summary(d: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if d is None else {k: d.get(k) for k in ("p50", "p99", "max", "n")}
 
 
 def run_once(out: Path, duration_s: float, hog: bool) -> dict[str, Any]:
-    domain = random.randint(20, 99)
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain + 100))
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        standin, robot = _configs(Path(tmp), domain)
-        py = sys.executable
-        procs = []
-        hogging = subprocess.Popen([py, "-c", "while True: pass"]) if hog else None
-        try:
-            graph = subprocess.Popen([py, "-m", "parkour_bringup.cli", "robot", "--robot", "g1", "--iface", "lo",
-                                      "--domain", str(domain), "--live", "--config", str(robot), "--out",
-                                      str(out / "robot")], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)  # fmt: skip
-            procs.append(graph)
-            deadline = time.monotonic() + 60
-            while not (out / "robot" / "ready" / "policy").exists() and time.monotonic() < deadline:
-                time.sleep(0.2)
-            script = subprocess.Popen([py, "-m", "parkour_teleop.script_node", "--config", str(standin), "--run-dir",
-                                       str(out / "script")], env=env, cwd=ROOT)  # fmt: skip
-            procs.append(script)
-            bridge = subprocess.run([py, "-m", "parkour_sim.bridge_node", "--config", str(standin), "--run-dir",
-                                     str(out / "bridge"), "--duration", str(duration_s)], env=env, cwd=ROOT,
-                                    capture_output=True, text=True, timeout=duration_s * 4 + 120)  # fmt: skip
-            if bridge.returncode != 0:
-                raise SystemExit(f"the stand-in robot exited {bridge.returncode}: {bridge.stdout[-2000:]}")
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGINT)
-            for p in procs:
-                try:
-                    p.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-            if hogging is not None:
-                hogging.kill()
-                hogging.wait()
-    supervisor = json.loads((out / "robot" / "supervisor.json").read_text())
-    policy = json.loads((out / "robot" / "policy.json").read_text())
-    bridge_json = json.loads((out / "bridge" / "bridge.json").read_text())
-    cpu = json.loads((out / "robot" / "cpu.json").read_text())
+    run = run_against_standin(out, duration_s, BUNDLE, StandIn(camera=True), hog=hog)
+    supervisor, policy = run.supervisor, run.policy
     return {
         "hog": hog,
-        "fell": bridge_json["fell"],
-        "transitions": [f"{t['from']}->{t['to']} ({t['reason']})" for t in supervisor["supervisor_transitions"]],
+        "fell": run.bridge["fell"],
+        "transitions": [f"{a}->{b} ({why})" for a, b, why in run.moves()],
         "policy_period_wall_ms": _summary(policy["policy_period_wall_ms"]),
         "lowstate_age_ms": _summary(supervisor["lowstate_age_ms"]),
         "supervisor_tick_period_wall_ms": _summary(supervisor["tick_period_wall_ms"]),
         "depth_exposure_to_lowcmd_ms": _summary(supervisor["depth_exposure_to_lowcmd_ms"]),
         "policy_state_age_ms": _summary(policy.get("state_age_ms")),
-        "cpu": cpu,
+        "cpu": run.cpu,
         "callbacks_ms": {"supervisor": supervisor.get("callbacks_ms"), "policy": policy.get("callbacks_ms")},
     }
 

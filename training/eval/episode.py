@@ -79,7 +79,8 @@ class TrialRunner:
         cfg = self.cfg
         m = self.bundle.manifest
         dt = cfg.bridge.physics_dt_s
-        sim = RobotSim(self.spec, instance.world(), dt)
+        model = cfg.bridge.robot_model
+        sim = RobotSim(self.spec, instance.world(), dt, robot_model=model)
         sim.hang()
         core = build_core(cfg)
         core.register_bundle(self.gains)
@@ -87,7 +88,7 @@ class TrialRunner:
         seen = sim  # what the camera looks at
         if m.uses_depth:
             if self.depth_ablation:
-                seen = RobotSim(self.spec, {"description": "flat ground (depth ablation)"}, dt)
+                seen = RobotSim(self.spec, {"description": "flat ground (depth ablation)"}, dt, robot_model=model)
             cam_cfg = replace(cfg.sim_camera, seed=seed % (2**31))
             depth = SimDepthSensor(seen.model, cam_cfg, cfg.depth.spec(), start_s=sim.time, strip_max=0)
         runner = self.runner

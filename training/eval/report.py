@@ -16,6 +16,8 @@ def markdown_table(result: dict[str, Any]) -> str:
     heights = sorted({c["height_m"] for c in cells})
     by_key = {(c["speed_mps"], c["height_m"]): c for c in cells}
     ablated = " with its depth ablated (flat ground)" if result.get("depth_ablation") else ""
+    if result.get("robot_model", "default") != "default":
+        ablated += f" on the {result['robot_model']} model"
     lines = [
         f"Success rate of `{result['bundle']}`{ablated} ({result['trials_per_cell']} trials per cell; failures: "
         "falls / stops at the box / times out; `alone`: success counting only the trials the student drove "

@@ -31,8 +31,8 @@ from parkour_core.paths import config_dir
 
 WALK_SCRIPT: list[dict[str, Any]] = [
     {"at_s": 0.2, "request": "stand_up"},
-    {"at_s": 2.5, "request": "release_band", "in_mode": "STAND"},
-    {"at_s": 3.5, "request": "activate", "in_mode": "STAND"},
+    {"at_s": 2.5, "request": "activate", "in_mode": "STAND"},  # on the band, as from the gantry
+    {"at_s": 3.5, "request": "release_band", "in_mode": "ACTIVE"},
     {"at_s": 4.0, "cmd": [0.5, 0.0, 0.0]},
     {"at_s": 12.0, "cmd": [1.0, 0.0, 0.0]},
     {"at_s": 18.0, "cmd": [0.4, 0.0, 0.4]},
@@ -42,9 +42,10 @@ DURATION_S = 27.0
 SETTLE_S = 1.5
 
 
-def compare_config(base: Path, script: list[dict[str, Any]]) -> dict[str, Any]:
+def compare_config(base: Path, script: list[dict[str, Any]], robot_model: str = "") -> dict[str, Any]:
     config = yaml.safe_load(base.read_text()) or {}
     config["script"] = {"steps": script}
+    config.setdefault("bridge", {})["robot_model"] = robot_model
     return config
 
 
@@ -184,25 +185,40 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_walk(bundles: list[str], out: Path, duration_s: float = DURATION_S, robot: str = "g1") -> dict[str, Any]:
+def compare_walk(
+    bundles: list[str],
+    out: Path,
+    duration_s: float = DURATION_S,
+    robot: str = "g1",
+    robot_models: tuple[str, ...] = ("",),
+) -> dict[str, Any]:
+    """Each bundle on each robot model (``""``: the robot's default); labels ``<bundle>@<model>`` when
+    more than one model runs."""
+    from parkour_core.provenance import provenance
+
     out = Path(out)
     if (out / "compare.json").exists():
         raise FileExistsError(f"{out / 'compare.json'} exists: pick a new --out")
     out.mkdir(parents=True, exist_ok=True)
-    config_path = out / "compare_config.yaml"
-    config_path.write_text(yaml.safe_dump(compare_config(config_dir() / f"{robot}_sim.yaml", WALK_SCRIPT)))
+    record = provenance()
     runs: dict[str, Path] = {}
     results: dict[str, dict[str, Any]] = {}
-    for bundle, label in zip(bundles, labels_for(bundles), strict=True):
-        run = out / label
-        run_sim(bundle, run, config_path, duration_s)
-        runs[label] = run
-        results[label] = walk_metrics(
-            json.loads((run / "bridge.json").read_text()),
-            json.loads((run / "script.json").read_text()),
-            json.loads((run / "report.json").read_text()),
-        )
-    summary = {"script": WALK_SCRIPT, "duration_s": duration_s, "settle_s": SETTLE_S, "bundles": results}
+    for model in robot_models:
+        config_path = out / f"compare_config{'_' + model if model else ''}.yaml"
+        config_path.write_text(yaml.safe_dump(compare_config(config_dir() / f"{robot}_sim.yaml", WALK_SCRIPT, model)))
+        for bundle, label in zip(bundles, labels_for(bundles), strict=True):
+            if len(robot_models) > 1:
+                label = f"{label}@{model or 'default'}"
+            run = out / label
+            run_sim(bundle, run, config_path, duration_s)
+            runs[label] = run
+            results[label] = walk_metrics(
+                json.loads((run / "bridge.json").read_text()),
+                json.loads((run / "script.json").read_text()),
+                json.loads((run / "report.json").read_text()),
+            )
+            results[label]["robot_model"] = model or "default"
+    summary = {**record, "script": WALK_SCRIPT, "duration_s": duration_s, "settle_s": SETTLE_S, "bundles": results}
     (out / "compare.json").write_text(json.dumps(summary, indent=1))
     (out / "compare.md").write_text(markdown(results))
     plot(runs, out / "compare.png")

@@ -38,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="parkour", description="Perceptive humanoid parkour stack")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, module in COMMANDS.items():
-        module.add_parser(sub.add_parser(name, help=module.HELP, description=module.__doc__))
+        command = sub.add_parser(
+            name, help=module.HELP, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        module.add_parser(command)
     args = parser.parse_args(argv)
     try:
         return int(COMMANDS[args.command].run(args))

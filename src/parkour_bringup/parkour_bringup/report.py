@@ -63,6 +63,40 @@ def depth_summary(bridge: dict[str, Any], pol: dict[str, Any]) -> dict[str, Any]
     return {"depth_age_ms": None, "depth_fps": None, "depth_frames": 0, "depth_age_source": None}
 
 
+ON_TOP_FRACTION = 0.5  # the base this much of a box's height above its level before it: on the box
+
+
+def box_crossings(traj: dict[str, list[float]], boxes: list[dict[str, Any]], fell_at_s: float | None) -> list[dict]:
+    """Which of a scene's boxes the base went over: for each box, whether the base came over its
+    footprint (reached), rose onto it (on_top: half the box's height above the base's height just
+    before), and left it across the far side from where it came, on top and before any fall (cleared)."""
+    t = np.array(traj["t"])
+    xyz = np.stack([traj["x"], traj["y"], traj["z"]], axis=1) if len(t) else np.zeros((0, 3))
+    rows = []
+    for box in boxes:
+        hx, hy, hz = (float(v) for v in box["half_size"])
+        yaw = np.deg2rad(float(box.get("yaw_deg", 0.0)))
+        rel = xyz[:, :2] - np.asarray(box["pos"][:2], dtype=float)
+        local_x = rel[:, 0] * np.cos(yaw) + rel[:, 1] * np.sin(yaw)
+        local_y = -rel[:, 0] * np.sin(yaw) + rel[:, 1] * np.cos(yaw)
+        over = (np.abs(local_x) <= hx) & (np.abs(local_y) <= hy)
+        row: dict[str, Any] = {"box": box.get("name", ""), "height_m": round(2 * hz, 3), "reached": bool(over.any())}
+        row.update(reached_at_s=None, on_top=False, cleared=False, cleared_at_s=None)
+        if over.any():
+            first = int(np.argmax(over))
+            row["reached_at_s"] = round(float(t[first]), 3)
+            before = xyz[(t >= t[first] - 1.0) & (t < t[first]), 2]
+            level = float(np.median(before)) if len(before) else float(xyz[first, 2])
+            row["on_top"] = bool(np.any(xyz[over, 2] >= level + ON_TOP_FRACTION * 2 * hz))
+            side = np.sign(local_x[first]) or -1.0  # the side it came over from
+            last = len(t) - 1 - int(np.argmax(over[::-1]))
+            left_far = last + 1 < len(t) and np.sign(local_x[last + 1]) == -side and abs(local_y[last + 1]) <= hy
+            if left_far and row["on_top"] and (fell_at_s is None or t[last + 1] < fell_at_s):
+                row.update(cleared=True, cleared_at_s=round(float(t[last + 1]), 3))
+        rows.append(row)
+    return rows
+
+
 def build_report(run_dir: Path) -> dict[str, Any]:
     bridge, sup, pol, _script = (_load(run_dir, n) for n in ("bridge", "supervisor", "policy", "script"))
     # recorder.json exists when the run was recorded (parkour sim without --no-bag).
@@ -114,7 +148,15 @@ def build_report(run_dir: Path) -> dict[str, Any]:
         "scene": bridge["scene"],
         "active_from_s": active_from,
         **depth_summary(bridge, pol),
+        "boxes": box_crossings(traj, _scene_boxes(bridge["scene"]), bridge["fell_at_s"]),
     }
+
+
+def _scene_boxes(scene: str) -> list[dict[str, Any]]:
+    """The boxes of the scene the run's bridge loaded."""
+    from parkour_sim.scene import load_scene_file
+
+    return list(load_scene_file(scene).get("boxes", []))
 
 
 def plot_run(run_dir: Path) -> list[Path]:

@@ -44,3 +44,34 @@ def test_robot_refuses_a_config_of_the_other_robot(capsys, tmp_path):
     assert code == 1 and "config for the g1, not the h1" in err
     assert not (tmp_path / "run").exists()
     assert main(["config", str(config_dir() / "h1_robot.yaml")]) == 0
+
+
+XBOX = ["A", "B", "X", "Y", "LB", "RB", "Back", "Start"]  # the normalised /teleop/joy order
+
+
+def test_the_robot_help_gives_the_chords_the_robot_config_has():
+    """`parkour robot --help` walks the operator through the gantry procedure with these chords."""
+    from parkour_bringup.commands import robot_cmd
+    from parkour_core.config import load_config
+    from parkour_core.paths import config_dir
+
+    cfg = load_config(config_dir() / "g1_robot.yaml")
+    s = cfg.supervisor
+
+    def pad(buttons):
+        return "+".join(XBOX[b] for b in buttons)
+
+    doc = " ".join(robot_cmd.__doc__.split())
+    assert (
+        f"Stand up on the gantry: remote {'+'.join(s.remote_stand_up_keys)}, gamepad {pad(s.gamepad_stand_up_buttons)}"
+        in doc
+    )
+    assert (
+        f"Activate on the gantry: remote {'+'.join(s.remote_activate_keys)}, gamepad {pad(s.gamepad_activate_buttons)}"
+        in doc
+    )
+    assert f"Stop walking: remote {'+'.join(s.remote_stand_keys)}, gamepad {pad(s.gamepad_stand_buttons)}" in doc
+    assert f"Damp: gamepad {pad(cfg.teleop.damp_buttons)}" in doc
+    assert f"E-stop at any time: remote {'+'.join(s.remote_estop_keys)}, gamepad {pad(s.gamepad_estop_buttons)}" in doc
+    steps = [doc.index(w) for w in ("Stand up on the gantry", "Activate on the gantry", "Lower the gantry", "Walk:")]
+    assert steps == sorted(steps)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from parkour_bringup.report import body_velocity, build_report
+from parkour_bringup.report import body_velocity, box_crossings, build_report
 from parkour_core.stats import write_json
 
 
@@ -64,3 +64,34 @@ def test_no_camera_no_depth_numbers():
 
     d = depth_summary({"camera": {"enabled": False}}, {})
     assert d["depth_age_source"] is None and d["depth_fps"] is None
+
+
+def _over_a_box(height: float, climbs: bool, fell_at_s: float | None = None) -> tuple[dict, list[dict]]:
+    """A base walking +x at 1 m/s over a 1 m box centred at x = 2, rising onto it if ``climbs``."""
+    traj = _trajectory(yaw=0.0, speed=1.0, seconds=4.0)
+    x = np.array(traj["x"])
+    traj["z"] = (0.78 + np.where(climbs & (np.abs(x - 2.0) <= 0.5), height, 0.0)).tolist()
+    box = {"name": "platform", "pos": [2.0, 0.0, height / 2], "half_size": [0.5, 1.0, height / 2]}
+    side = {"name": "aside", "pos": [2.0, 3.0, 0.4], "half_size": [0.5, 0.5, 0.4]}
+    return traj, [box, side]
+
+
+def test_a_box_walked_onto_and_off_is_cleared():
+    traj, boxes = _over_a_box(0.1, climbs=True)
+    platform, aside = box_crossings(traj, boxes, fell_at_s=None)
+    assert platform["reached"] and platform["on_top"] and platform["cleared"]
+    assert platform["cleared_at_s"] == pytest.approx(2.52, abs=0.03)
+    assert not aside["reached"] and not aside["cleared"]
+
+
+def test_a_box_walked_through_at_ground_level_is_not_cleared():
+    """The base passing over the footprint without rising (beside it, or through a box it cannot see)."""
+    traj, boxes = _over_a_box(0.1, climbs=False)
+    platform, _ = box_crossings(traj, boxes, fell_at_s=None)
+    assert platform["reached"] and not platform["on_top"] and not platform["cleared"]
+
+
+def test_a_box_left_after_a_fall_is_not_cleared():
+    traj, boxes = _over_a_box(0.1, climbs=True)
+    platform, _ = box_crossings(traj, boxes, fell_at_s=2.0)
+    assert platform["on_top"] and not platform["cleared"]

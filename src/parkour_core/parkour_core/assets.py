@@ -10,6 +10,7 @@ checks each pin.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from parkour_core.hashing import sha256_file
@@ -22,6 +23,9 @@ PINNED_SHA256: dict[str, str] = {
     "holosoma_inference:models/loco/g1_29dof/ppo_g1_29dof.onnx": (
         "c9d310f479c2da1e86f468de24f64e102a2a275c14eed0fa341473612d942294"
     ),
+    # mjlab 1.6.0's G1 (Apache-2.0, mujocolab/mjlab): its wheel is downloaded, never installed (it pins
+    # mujoco 3.11); `make setup` extracts the model's folder into .venv/assets/extracted/mjlab.
+    "mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml": "febdcbeffbbf84051556ae41a5ac1b43fb479a5d76bdb3f54824dbc2721c20aa",
 }
 
 
@@ -32,12 +36,21 @@ class AssetError(Exception):
     pass
 
 
+def extracted_dir() -> Path:
+    """Where `make setup` unpacks files from wheels it downloads but does not install."""
+    return Path(sys.prefix) / "assets" / "extracted"
+
+
 def package_dir(package: str) -> Path:
-    """Folder of an installed package, found without importing it (their deps are not installed)."""
+    """Folder of an installed package, found without importing it (their deps are not installed), or of
+    one `make setup` extracted from a downloaded wheel."""
     spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise AssetError(f"package {package!r} is not installed; run `make setup`")
-    return Path(next(iter(spec.submodule_search_locations)))
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    extracted = extracted_dir() / package
+    if extracted.is_dir():
+        return extracted
+    raise AssetError(f"package {package!r} is neither installed nor extracted; run `make setup`")
 
 
 def resolve(ref: str, verify: bool = True) -> Path:

@@ -38,6 +38,20 @@ class DdsConfig:
 @dataclass(frozen=True)
 class BridgeConfig:
     scene: str = _bounded("flat", doc="scene file sim/scenes/<scene>.yaml")
+    robot_model: str = _bounded(
+        "", choices=("", "holosoma", "mjlab"),
+        doc="the robot's MuJoCo model: '' its default (G1: holosoma's), mjlab: mjlab's G1 (parkour_sim.models)",
+    )  # fmt: skip
+    peer: str = _bounded(
+        "stack",
+        choices=("stack", "unitree_sim"),
+        doc="stack: PD every physics step, lowstate with tick and CRC; unitree_sim: as Unitree's own simulators, PD "
+        "once per arriving lowcmd and the torque held, lowstate without tick or CRC (needs clock: wall)",
+    )
+    command_gap_s: float = _bounded(
+        0.0, 0.0, 1.0, doc="drop arriving rt/lowcmd for this long every command_gap_every_s (0: never): a stalling host"
+    )
+    command_gap_every_s: float = _bounded(0.5, 0.05, 60.0, doc="how often a command gap starts")
     clock: str = _bounded(
         "sim",
         choices=("sim", "wall"),
@@ -253,6 +267,9 @@ class ScriptStep:
         doc="wait until the supervisor is in this mode; the script's clock holds meanwhile",
     )
     cmd: list = _bounded([], doc="[vx m/s, vy m/s, yaw rate rad/s]")  # noqa: RUF009 - returns a field(default_factory=...)
+    hold_heading: bool = _bounded(
+        False, doc="with cmd: steer the yaw rate back to the heading the robot had when the script started (IMU)"
+    )
 
 
 @dataclass(frozen=True)
@@ -409,6 +426,8 @@ def parse(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
+    if isinstance(obj, BridgeConfig) and obj.peer == "unitree_sim" and obj.clock != "wall":
+        raise ConfigError(f"{prefix}.peer: unitree_sim runs like Unitree's simulators, on wall time: set clock: wall")
     if isinstance(obj, BridgeConfig) and obj.clock == "wall" and obj.real_time_factor != 1.0:
         raise ConfigError(
             f"{prefix}.real_time_factor: a stand-in robot (clock: wall) runs at 1.0, got {obj.real_time_factor}"

@@ -23,9 +23,18 @@ def parse_node_args(description: str, argv: list[str] | None) -> NodeArgs:
     parser.add_argument("--config", type=Path, required=True, help="stack config YAML (config/*.yaml)")
     parser.add_argument("--run-dir", type=Path, default=None, help="folder for this node's metrics JSON")
     parser.add_argument("--live", action="store_true", help="robot mode: write rt/lowcmd (default: dry run)")
+    # From launch files (domain:=N iface:=IF); empty: the config's.
+    parser.add_argument("--domain", default="", help="Unitree DDS domain over the config's dds.domain")
+    parser.add_argument("--iface", default="", help="network interface over the config's dds.interface")
     args, ros_args = parser.parse_known_args(argv)
+    overrides: dict[str, object] = {"dds.interface": args.iface} if args.iface else {}
+    if args.domain != "":
+        try:
+            overrides["dds.domain"] = int(args.domain)
+        except ValueError:
+            raise SystemExit(f"{parser.prog}: --domain must be an integer, got {args.domain!r}") from None
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, overrides)
     except ConfigError as e:
         # Nothing has started yet: no command was sent, so the robot is as it was.
         raise SystemExit(f"{parser.prog}: bad config: {e}") from None

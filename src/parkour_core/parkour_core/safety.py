@@ -352,10 +352,13 @@ class JointCommand:
 
 def damp_command(spec: RobotSpec, kd: float) -> JointCommand:
     """kp 0, kd > 0: the motors only resist motion. The position target (unused) is the default pose,
-    which lies inside every joint's limits."""
+    which lies inside every joint's limits. A joint's kd is at most its stand kd: the bound that keeps
+    a light joint's damping stable where the torque is held between commands (the spec's stand gains)
+    bounds its damping too."""
     n = spec.num_joints
     zeros = np.zeros(n)
-    return JointCommand(q=spec.default_q.copy(), dq=zeros.copy(), kp=zeros.copy(), kd=np.full(n, kd), tau=zeros.copy())
+    kd_joints = np.minimum(np.full(n, kd), spec.kd_stand)
+    return JointCommand(q=spec.default_q.copy(), dq=zeros.copy(), kp=zeros.copy(), kd=kd_joints, tau=zeros.copy())
 
 
 def stand_up_command(

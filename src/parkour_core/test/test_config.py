@@ -25,7 +25,8 @@ def test_g1_sim_parses(repo_root):
     assert c.run.duration_s == 21.0
     steps = c.script_steps()
     assert all(isinstance(s, ScriptStep) for s in steps)
-    assert [s.request for s in steps[:3]] == ["stand_up", "release_band", "activate"]
+    assert [s.request for s in steps[:3]] == ["stand_up", "activate", "release_band"]  # from the gantry
+    assert [s.in_mode for s in steps[1:3]] == ["STAND", "ACTIVE"]
     assert steps[3].cmd == [0.5, 0.0, 0.0]
 
 

@@ -101,10 +101,21 @@ def test_stand_up_command_does_not_alias_spec_arrays():
 def test_damp_command():
     c = damp_command(G1, 3.0)
     np.testing.assert_array_equal(c.kp, np.zeros(N))
-    np.testing.assert_array_equal(c.kd, np.full(N, 3.0))
+    np.testing.assert_array_equal(c.kd, np.minimum(3.0, G1.kd_stand))
     np.testing.assert_array_equal(c.tau, np.zeros(N))
     np.testing.assert_array_equal(c.q, G1.default_q)  # unused with kp 0, but inside every limit
     assert c.is_finite()
+
+
+def test_damping_is_at_most_each_joint_s_stand_damping():
+    """kd 3 held for 10-15 ms between commands set the G1's wrists and ankles swinging on a simulator
+    that holds the torque; their stand kd (0.3, 0.5) is the bound that keeps them still."""
+    c = damp_command(G1, 3.0)
+    ankles = [i for i, name in enumerate(G1.joint_names) if "ankle" in name]
+    wrists = [i for i, name in enumerate(G1.joint_names) if "wrist" in name]
+    knees = [i for i, name in enumerate(G1.joint_names) if "knee" in name]
+    assert set(c.kd[ankles]) == {0.5} and set(c.kd[wrists]) == {0.3} and set(c.kd[knees]) == {3.0}
+    assert np.all(damp_command(G1, 0.1).kd == 0.1)  # a lower kd_damp stays as configured
 
 
 def test_pd_command_copies_its_inputs():
@@ -393,7 +404,7 @@ def test_non_finite_command_becomes_damping(field, bad):
     out, counts = clamp_command(G1, cmd, G1.default_q, np.zeros(N), kd_damp=4.0)
     assert counts.nonfinite == N and counts.total == N
     assert is_damping(out)
-    np.testing.assert_array_equal(out.kd, np.full(N, 4.0))
+    np.testing.assert_array_equal(out.kd, np.minimum(4.0, G1.kd_stand))
     assert out.is_finite()
 
 

@@ -78,12 +78,13 @@ def test_script_from_config_file(repo_root):
     from parkour_core.config import load_config
 
     s = Script(load_config(repo_root / "config" / "g1_sim.yaml").script_steps())
-    assert names(s.advance(2.5, "STAND_UP")) == ["stand_up"]  # release waits for the stand-up to finish
-    assert names(s.advance(5.0, "STAND")) == ["release_band"]  # 2.5 s late: later steps shift by 2.5 s
-    assert names(s.advance(6.0, "STAND")) == ["activate"]
+    assert names(s.advance(2.5, "STAND_UP")) == ["stand_up"]  # activate waits for the stand-up to finish
+    assert names(s.advance(5.0, "STAND")) == ["activate"]  # 2.5 s late: later steps shift by 2.5 s
+    assert names(s.advance(6.0, "STAND")) == []  # the band is lowered only once the policy walks
+    assert names(s.advance(6.1, "ACTIVE")) == ["release_band"]
     s.advance(6.4, "ACTIVE")
     np.testing.assert_array_equal(s.command, [0, 0, 0])
-    s.advance(6.5, "ACTIVE")
+    s.advance(6.6, "ACTIVE")
     np.testing.assert_array_equal(s.command, [0.5, 0, 0])
 
 
@@ -115,3 +116,17 @@ def test_a_step_whose_mode_is_already_there_does_not_hold():
     assert names(s.advance(1.0, "STAND")) == ["activate"]
     assert names(s.advance(2.0, "ACTIVE")) == ["damp"]
     assert s.held_s == 0.0
+
+
+def test_a_step_that_holds_the_heading_steers_back_to_the_first_yaw():
+    s = Script(
+        [ScriptStep(at_s=0.0, cmd=[1.0, 0.0, 0.0], hold_heading=True), ScriptStep(at_s=5.0, cmd=[0.5, 0.0, 0.2])]
+    )
+    s.advance(0.0)
+    assert s.velocity(0.3).tolist() == [1.0, 0.0, 0.0]  # the first yaw seen is the heading to hold
+    assert s.velocity(0.2)[2] == pytest.approx(0.15)  # 0.1 rad right of it: steer left, gain 1.5/s
+    assert s.velocity(-2.0)[2] == pytest.approx(0.5)  # clipped
+    assert s.velocity(0.3 + 2 * np.pi - 0.1)[2] == pytest.approx(0.15)  # across +-pi: the short way
+    assert s.velocity(None)[2] == 0.0  # no IMU reading: the step's own yaw rate
+    s.advance(5.0)
+    assert s.velocity(1.0).tolist() == [0.5, 0.0, 0.2]  # a step without it: as written

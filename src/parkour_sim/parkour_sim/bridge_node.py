@@ -42,7 +42,7 @@ from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_j
 from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
-from parkour_sim.faults import AUDIT_STATES, BridgeFaults, command_violations
+from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
 from parkour_sim.lockstep import PeerSilence, TickGrid
 from parkour_sim.physics import RobotSim
 
@@ -105,7 +105,9 @@ class MujocoBridge:
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
         b = cfg.bridge
-        self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m)
+        pd_law = "on_command" if b.peer == "unitree_sim" else "every_step"
+        self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m, b.robot_model, pd_law)
+        self.gaps = CommandGaps(b.command_gap_s, b.command_gap_every_s)
         self.sim.hang()
         self.band_release_requested = threading.Event()
         # A stand-in robot (bridge.clock: wall) runs on wall time like a real one: no /clock, no lockstep.
@@ -171,6 +173,7 @@ class MujocoBridge:
             for name in BRIDGE_FAULTS:
                 self.node.create_service(Trigger, f"/sim/fault/{name}", self._fault_handler(name))
         self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
+        self.lowcmd_dropped = 0  # arrived during an injected command gap
         self.lowcmd_violation_times: list[float] = []
         self.lowstate_suppressed = 0
         self.last_lowcmd_sim_s: float | None = None
@@ -241,6 +244,9 @@ class MujocoBridge:
         started = time.perf_counter()
         data = self.lowcmd_reader.take_latest_bytes()
         if data is None:
+            return False
+        if self.gaps.dropping(self.sim.time):
+            self.lowcmd_dropped += 1
             return False
         cmd, enabled = self.cmd_wire.decode(data)
         self.lowcmd_decode_wall.append(time.perf_counter() - started)
@@ -327,7 +333,10 @@ class MujocoBridge:
         changed = remote if remote != self.remote_written else None  # the message keeps the field
         self.remote_written = remote
         started = time.perf_counter()
-        data = self.state_wire.encode(s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, int(s.time * 1000), changed)
+        # Unitree's simulators send neither tick nor CRC.
+        unitree_sim = self.cfg.bridge.peer == "unitree_sim"
+        tick = 0 if unitree_sim else int(s.time * 1000)
+        data = self.state_wire.encode(s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, tick, changed, not unitree_sim)
         self.lowstate_writer.write_bytes(data)
         self.lowstate_encode_wall.append(time.perf_counter() - started)
         self.published_states.append((self.sim.q, self.sim.dq))
@@ -459,6 +468,9 @@ class MujocoBridge:
                 "sim_real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else None,
                 "lowstate_sent": self.lowstate_sent,
                 "lowcmd_received": self.lowcmd_received,
+                "lowcmd_dropped_in_gaps": self.lowcmd_dropped,
+                "peer": self.cfg.bridge.peer,
+                "robot_model": self.cfg.bridge.robot_model or "default",
                 "lockstep_waits": self.lockstep_waits,
                 "lockstep_wait_wall_s": round(float(np.sum(self.policy_wait_wall)), 3),
                 "policy_wait_wall_ms": summary_ms(self.policy_wait_wall),

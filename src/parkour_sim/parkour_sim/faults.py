@@ -61,6 +61,18 @@ class BridgeFaults:
         return self.push_force_n if self.push.active(t_s) else np.zeros(3)
 
 
+@dataclass(frozen=True)
+class CommandGaps:
+    """Arriving commands dropped for ``gap_s`` at the start of every ``every_s`` of sim time (0: never):
+    a host that stalls, as the robot sees it (the motors keep the last command)."""
+
+    gap_s: float
+    every_s: float
+
+    def dropping(self, t_s: float) -> bool:
+        return self.gap_s > 0.0 and (t_s % self.every_s) < self.gap_s
+
+
 def command_violations(
     spec: RobotSpec, cmd: JointCommand, enabled: FloatArray, states: Sequence[tuple[FloatArray, FloatArray]]
 ) -> int:

@@ -1,8 +1,9 @@
-"""The simulated robot: MuJoCo stepped with the motors' PD law at every physics step.
+"""The simulated robot: MuJoCo stepped with the motors' PD law.
 
-Like the robot's motor drivers, each step computes tau = tau_ff + kp (q* - q) + kd (dq* - dq)
-from the most recent command, clamped to the actuator's torque range, whether or not a new
-command arrived.
+``pd_law``: ``every_step`` (the default) is the robot's motor drivers: each physics step computes
+tau = tau_ff + kp (q* - q) + kd (dq* - dq) from the most recent command, clamped to the actuator's
+torque range, whether or not a new command arrived. ``on_command`` is Unitree's own simulators:
+the torque is computed once, when a command arrives, and held until the next one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from parkour_core.math3d import tilt_rad, yaw_of
 from parkour_core.obs import FloatArray
 from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
-from parkour_sim.scene import build_model
+from parkour_sim.scene import BAND, build_model
 
 # The base this low or this tilted counts as a fall (reports and evaluation, not safety logic).
 FALL_HEIGHT_M = 0.45
@@ -25,18 +26,31 @@ FALL_TILT_RAD = 1.0
 
 @dataclass(frozen=True)
 class ElasticBand:
-    """A spring holding the pelvis upright at a height, as Unitree's simulators hang the robot."""
+    """A soft weld holding the pelvis upright at a height, as Unitree's simulators hang the robot: the
+    constraint's time constant and damping ratio (MuJoCo's solref)."""
 
-    stiffness_n_per_m: float = 3000.0
-    damping_n_s_per_m: float = 300.0
-    rot_stiffness_nm_per_rad: float = 400.0
-    rot_damping_nm_s_per_rad: float = 40.0
+    time_constant_s: float = 0.05
+    damping_ratio: float = 1.0
+
+
+PD_LAWS = ("every_step", "on_command")
 
 
 class RobotSim:
-    def __init__(self, spec: RobotSpec, scene: str | dict, physics_dt_s: float, base_height_m: float = 0.0) -> None:
+    def __init__(
+        self,
+        spec: RobotSpec,
+        scene: str | dict,
+        physics_dt_s: float,
+        base_height_m: float = 0.0,
+        robot_model: str = "",
+        pd_law: str = "every_step",
+    ) -> None:
+        if pd_law not in PD_LAWS:
+            raise ValueError(f"pd_law {pd_law!r} is not one of {PD_LAWS}")
         self.spec = spec
-        self.model = build_model(spec, scene, physics_dt_s)
+        self.pd_law = pd_law
+        self.model = build_model(spec, scene, physics_dt_s, robot_model, band=True)
         self.data = mujoco.MjData(self.model)
         m = self.model
         joint_ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
@@ -54,6 +68,8 @@ class RobotSim:
         self.base_height_m = base_height_m or spec.standing_base_height_m
         self.band: ElasticBand | None = None
         self.band_anchor = np.zeros(3)
+        self._band_eq = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_EQUALITY, BAND)
+        self._band_mocap = int(self.model.body_mocapid[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, BAND)])
         self.command = JointCommand(*(np.zeros(spec.num_joints) for _ in range(5)))
         self.enabled = np.zeros(spec.num_joints, dtype=bool)
         self.tau = np.zeros(spec.num_joints)
@@ -73,44 +89,44 @@ class RobotSim:
         self.data.qpos[3:7] = [np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)]
         self.data.qpos[self.qpos_adr] = self.spec.default_q if q is None else q
         self.band_anchor = self.data.qpos[0:3].copy()
+        self.band = None  # mj_resetData leaves the band's weld inactive
         mujoco.mj_forward(self.model, self.data)
 
     def hang(self, band: ElasticBand | None = ElasticBand()) -> None:
         """Hold the robot on the elastic band (None releases it)."""
         self.band = band
         self.band_anchor = np.array([*self.data.qpos[0:2], self.base_height_m])
+        d, m = self.data, self.model
+        d.eq_active[self._band_eq] = band is not None
+        if band is not None:
+            d.mocap_pos[self._band_mocap] = self.band_anchor
+            w, _, _, z = d.qpos[3:7]  # upright, at the base's heading
+            heading = np.array([w, 0.0, 0.0, z]) / max(float(np.hypot(w, z)), 1e-9)
+            d.mocap_quat[self._band_mocap] = heading
+            m.eq_solref[self._band_eq] = [band.time_constant_s, band.damping_ratio]
 
     def set_command(self, cmd: JointCommand, enabled: FloatArray) -> None:
         self.command = cmd
         self.enabled = np.asarray(enabled, dtype=bool)
+        if self.pd_law == "on_command":
+            self.tau = self._pd_torque()
 
-    def _apply_band(self) -> None:
+    def _pd_torque(self) -> FloatArray:
+        c, d = self.command, self.data
+        tau = c.tau + c.kp * (c.q - d.qpos[self.qpos_adr]) + c.kd * (c.dq - d.qvel[self.qvel_adr])
+        return np.where(self.enabled, np.clip(tau, -self.tau_limit, self.tau_limit), 0.0)
+
+    def _apply_push(self) -> None:
         d = self.data
         d.xfrc_applied[self.base_body] = 0.0
         d.xfrc_applied[self.base_body, 0:3] = self.external_force_n  # a push (fault injection)
-        if self.band is None:
-            return
-        b = self.band
-        force = b.stiffness_n_per_m * (self.band_anchor - d.qpos[0:3]) - b.damping_n_s_per_m * d.qvel[0:3]
-        # Torque that rotates the body z axis back to vertical, plus damping of the spin (world frame).
-        z_axis = d.xmat[self.base_body].reshape(3, 3)[:, 2]
-        omega_world = d.xmat[self.base_body].reshape(3, 3) @ d.qvel[3:6]
-        torque = (
-            b.rot_stiffness_nm_per_rad * np.cross(z_axis, [0.0, 0.0, 1.0]) - b.rot_damping_nm_s_per_rad * omega_world
-        )
-        d.xfrc_applied[self.base_body, 0:3] += force
-        d.xfrc_applied[self.base_body, 3:6] = torque
 
     def step(self) -> None:
         d = self.data
-        c = self.command
-        q = d.qpos[self.qpos_adr]
-        dq = d.qvel[self.qvel_adr]
-        tau = c.tau + c.kp * (c.q - q) + c.kd * (c.dq - dq)
-        tau = np.where(self.enabled, np.clip(tau, -self.tau_limit, self.tau_limit), 0.0)
-        self.tau = tau
-        d.ctrl[self.actuator] = tau
-        self._apply_band()
+        if self.pd_law == "every_step":
+            self.tau = self._pd_torque()
+        d.ctrl[self.actuator] = self.tau
+        self._apply_push()
         mujoco.mj_step(self.model, d)
 
     # Sensors as the robot reports them.

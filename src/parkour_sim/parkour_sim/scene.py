@@ -42,10 +42,22 @@ def load_scene_file(name_or_path: str) -> dict:
     return data
 
 
-def build_model(spec: RobotSpec, scene: str | dict, physics_dt_s: float) -> mujoco.MjModel:
-    """``scene``: a scene name or file, or the scene's content itself (evaluation builds its worlds)."""
+BAND = "elastic_band"  # the mocap body and the weld that hang the robot (band=True)
+
+
+def build_model(
+    spec: RobotSpec, scene: str | dict, physics_dt_s: float, robot_model: str = "", band: bool = False
+) -> mujoco.MjModel:
+    """``scene``: a scene name or file, or the scene's content itself (evaluation builds its worlds).
+    ``robot_model``: one of parkour_sim.models (``""``: the spec's own). ``band``: a mocap body and a
+    soft weld from it to the robot's base (inactive until RobotSim.hang), the elastic band."""
+    from parkour_sim.models import robot_model as find_model
+
     world = scene if isinstance(scene, dict) else load_scene_file(scene)
-    mj = mujoco.MjSpec.from_file(str(resolve(spec.mjcf_asset)))
+    model = find_model(spec, robot_model)
+    mj = mujoco.MjSpec.from_file(str(resolve(model.asset)))
+    if model.adapt is not None:
+        model.adapt(mj, spec)
     mj.option.timestep = physics_dt_s
     mj.option.iterations = 50
     mj.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
@@ -60,6 +72,16 @@ def build_model(spec: RobotSpec, scene: str | dict, physics_dt_s: float) -> mujo
         name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], friction=[friction, 0.005, 0.0001],
         rgba=[0.3, 0.35, 0.4, 1], group=TERRAIN_GEOM_GROUP,
     )  # fmt: skip
+    if band:
+        # A weld is solved by the constraint solver, implicitly: stable at any physics step. The band as an
+        # applied spring-damper force was not: its damping on the light pelvis diverged at a 5 ms step.
+        base = mj.body(spec.base_body)
+        anchor = body.add_body(name=BAND, mocap=True, pos=list(base.pos))
+        anchor.add_site(name=BAND, size=[0.01, 0.01, 0.01], group=5)
+        # data: anchor on the base at its origin, the base's pose relative to the anchor the identity, torque scale 1
+        weld = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+        mj.add_equality(name=BAND, type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1=BAND,
+                        name2=spec.base_body, active=False, solref=[0.05, 1.0], data=weld)  # fmt: skip
     for i, box in enumerate(world.get("boxes", [])):
         yaw = np.deg2rad(float(box.get("yaw_deg", 0.0)))
         body.add_geom(

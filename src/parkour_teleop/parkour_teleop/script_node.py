@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
 from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
+from parkour_core.math3d import yaw_of
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.script import Script
@@ -35,7 +38,7 @@ class ScriptNode:
         import rclpy
         from geometry_msgs.msg import Twist
         from rclpy.qos import DurabilityPolicy, QoSProfile
-        from sensor_msgs.msg import JointState, Joy
+        from sensor_msgs.msg import Imu, JointState, Joy
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
@@ -56,6 +59,8 @@ class ScriptNode:
         self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if cfg.script.publish_joy else None
         self._Joy = Joy
         self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
+        self.yaw_rad: float | None = None  # from /robot/imu, for steps that hold the heading
+        self.node.create_subscription(Imu, "/robot/imu", self._on_imu, 10)
         self.supervisor_mode = ""
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
@@ -77,6 +82,10 @@ class ScriptNode:
         if self.start_s is None and self._now() > 0.0:
             self.start_s = self._now()
             self.log.info("robot state is up; script starts")
+
+    def _on_imu(self, msg) -> None:
+        q = msg.orientation
+        self.yaw_rad = yaw_of(np.array([q.w, q.x, q.y, q.z]))
 
     def _swap(self, bundle: str) -> None:
         row = {"t": self._now(), "request": "swap", "bundle": bundle, "sent": self.swap_client.service_is_ready()}
@@ -135,8 +144,9 @@ class ScriptNode:
         for step in self.script.advance(now - self.start_s, self.supervisor_mode):
             self.log.info(f"script: {step.request} {step.bundle}".rstrip())
             self._call(step)
+        command = self.script.velocity(self.yaw_rad)
         msg = self._Twist()
-        msg.linear.x, msg.linear.y, msg.angular.z = (float(v) for v in self.script.command)
+        msg.linear.x, msg.linear.y, msg.angular.z = (float(v) for v in command)
         self.cmd_pub.publish(msg)
         if self.joy_pub is not None:
             joy = self._Joy()
@@ -145,7 +155,7 @@ class ScriptNode:
             joy.buttons = [0] * 12
             self.joy_pub.publish(joy)
             self.last_joy_t = now
-        self.log_rows.append({"t": round(now, 4), "cmd": [round(float(v), 4) for v in self.script.command]})
+        self.log_rows.append({"t": round(now, 4), "cmd": [round(float(v), 4) for v in command]})
 
     def write_metrics(self) -> None:
         if self.run_dir is None:

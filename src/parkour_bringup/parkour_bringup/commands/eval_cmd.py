@@ -46,6 +46,9 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", default=None, help="bundle name or folder (default: the config's policy.bundle)")
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/g1_sim.yaml)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<bundle>-<time>)")
+    p.add_argument(
+        "--robot-model", default=None, help="the robot's MuJoCo model (default bridge.robot_model; G1: holosoma, mjlab)"
+    )
     p.add_argument("--quick", action="store_true", help="2 instances x 1 trial per cell (CI size)")
     p.add_argument("--instances", type=int, default=None, help="instances per cell (default 100)")
     p.add_argument("--trials", type=int, default=None, help="trials per instance (default 5)")
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from training.eval.report import markdown_table, plot_heatmap
 
     config_path = args.config or config_dir() / "g1_sim.yaml"
-    cfg = load_config(config_path)
+    cfg = load_config(config_path, {"bridge.robot_model": args.robot_model} if args.robot_model is not None else None)
     bundle = args.bundle or cfg.policy.bundle
     if not bundle:
         raise ValueError(f"{config_path} names no policy bundle; pass --bundle B")
@@ -128,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         "bundle_manifest_sha256": sha256_file(loaded.path / MANIFEST),
         "robot": loaded.manifest.robot,
         "config": str(config_path),
+        "robot_model": cfg.bridge.robot_model or "default",
         "depth_ablation": args.depth_ablation,
         "protocol": {**asdict(p), "start_range_m": {str(k): v for k, v in p.start_range_m.items()}},
         "seed": args.seed,

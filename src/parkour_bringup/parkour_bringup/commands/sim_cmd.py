@@ -37,6 +37,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, default=None, help="sim seconds (default run.duration_s)")
     p.add_argument("--scene", default=None, help="scene name under sim/scenes (default bridge.scene)")
     p.add_argument("--bundle", default=None, help="bundle name or folder (default policy.bundle)")
+    p.add_argument(
+        "--robot-model", default=None, help="the robot's MuJoCo model (default bridge.robot_model; G1: holosoma, mjlab)"
+    )
+    p.add_argument("--script", type=Path, default=None, help="YAML file of script steps (default script.steps)")
     p.add_argument("--domain", type=int, default=None, help="Unitree DDS domain (default dds.domain)")
     p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer (needs a display)")
@@ -64,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         for k, v in {
             "bridge.scene": args.scene,
             "policy.bundle": args.bundle,
+            "bridge.robot_model": args.robot_model,
+            "script.steps": _script_steps(args.script) if args.script else None,
             "dds.domain": args.domain,
             "run.duration_s": args.duration,
         }.items()
@@ -112,8 +118,38 @@ def run(args: argparse.Namespace) -> int:
         keys = ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
     summary = {k: report[k] for k in keys}
     print(json.dumps(summary))
+    for line in box_lines(report.get("boxes", [])):
+        print(f"parkour sim: {line}")
     print(f"parkour sim: wrote {run_dir / 'report.json'}")
     return 0
+
+
+def box_lines(boxes: list[dict[str, Any]]) -> list[str]:
+    """The scene's boxes the robot came to, each cleared or not and how far it got."""
+    lines = []
+    for b in boxes:
+        if not b["reached"]:
+            continue
+        if b["cleared"]:
+            verdict = f"cleared at {b['cleared_at_s']:.1f} s"
+        else:
+            verdict = "NOT cleared: " + ("got on top, did not get off" if b["on_top"] else "did not get on top")
+        lines.append(f"{b['box']} ({b['height_m'] * 100:.0f} cm), reached at {b['reached_at_s']:.1f} s: {verdict}")
+    unreached = [f"{b['box']} ({b['height_m'] * 100:.0f} cm)" for b in boxes if not b["reached"]]
+    if unreached:
+        lines.append("not reached: " + ", ".join(unreached))
+    return lines
+
+
+def _script_steps(path: Path) -> list:
+    """A script file: ``steps:`` as in a config's ``script`` section (checked by load_config)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"--script {path}: {e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        raise ValueError(f"--script {path}: expected a mapping with a list under 'steps' (see sim/scripts/)")
+    return data["steps"]
 
 
 def write_stand_report(run_dir: Path) -> dict[str, Any]:

@@ -77,6 +77,9 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     c = sub.add_parser("compare-walk", help="the same scripted walk under parkour sim for each bundle, side by side")
     c.add_argument("--bundles", default="g1_walk,models/student_walk", help="comma-separated bundle names or folders")
     c.add_argument("--out", type=Path, required=True, help="output folder (compare.json, compare.md, compare.png)")
+    c.add_argument(
+        "--robot-models", default="", help="comma-separated robot models to run each bundle on (G1: holosoma,mjlab)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         bundles = [b.strip() for b in args.bundles.split(",") if b.strip()]
         if not bundles:
             raise ValueError("--bundles names no bundle")
-        compare_walk(bundles, args.out)
+        models = tuple(m.strip() for m in args.robot_models.split(",") if m.strip()) or ("",)
+        compare_walk(bundles, args.out, robot_models=models)
         print((Path(args.out) / "compare.md").read_text(), end="")
         return 0
     if args.train_action == "student-step":

@@ -2,8 +2,18 @@
 
 Limits: position, velocity and effort from Unitree's G1 29-DoF description (as shipped in
 holosoma's ``g1_29dof.urdf``). Default pose: the pose holosoma's walking policy was trained
-around. Stand gains: measured in our MuJoCo G1, pure PD holds this bent-knee pose only with
-stiff ankles (kp 200; at 40-150 the robot tips forward within 1.5 s); kd is 5% of kp.
+around. Stand gains (the robot's defaults; ``supervisor.stand_gains`` overrides them per joint):
+pure PD holds this bent-knee pose only with stiff ankles (kp 200; at 40-150 the robot tips forward
+within 1.5 s). The damping of the light joints is bounded by the peers it must stand up on, not by
+the robot: a PD torque computed once and held for a 5 ms step (Unitree's simulators) diverges when
+kd x dt exceeds about twice the joint's inertia (ankles and wrists: 0.004-0.01 kg m^2, where kd 10
+and kd 2 gave 5-6.6 and 1.1-2.5), so the ankles have kd 0.5 and the wrists 0.3 (kd dt / J <= 0.4).
+A command lost for 50 ms holds the torque for ten such steps: there the hip yaw's kd 7.5 overspeeds
+the leg on mjlab's model during the stand-up (1.65 x its velocity limit), and the waist's kd 10 tips
+the torso past its pitch limit once the robot stands alone; they have kd 3 and 5. The rest keep
+5 % of kp. Damping (DAMP) uses at most these kd (safety.damp_command). parkour_sim.standup stands
+it up with these on both G1 models, at 2 and 5 ms steps, with the torque applied every step or
+held, and with 50 ms command gaps (bench/standup: the success table).
 """
 
 from __future__ import annotations
@@ -14,25 +24,25 @@ from parkour_core.robots.spec import CameraMount, JointSpec, RobotSpec
 _LEG = [
     ("hip_pitch_joint", -2.5307, 2.8798, 32.0, 88.0, -0.312, 150.0, 7.5),
     ("hip_roll_joint", None, None, 20.0, 139.0, 0.0, 150.0, 7.5),
-    ("hip_yaw_joint", -2.7576, 2.7576, 32.0, 88.0, 0.0, 150.0, 7.5),
+    ("hip_yaw_joint", -2.7576, 2.7576, 32.0, 88.0, 0.0, 150.0, 3.0),
     ("knee_joint", -0.087267, 2.8798, 20.0, 139.0, 0.669, 200.0, 10.0),
-    ("ankle_pitch_joint", -0.87267, 0.5236, 37.0, 50.0, -0.363, 200.0, 10.0),
-    ("ankle_roll_joint", -0.2618, 0.2618, 37.0, 50.0, 0.0, 200.0, 10.0),
+    ("ankle_pitch_joint", -0.87267, 0.5236, 37.0, 50.0, -0.363, 200.0, 0.5),
+    ("ankle_roll_joint", -0.2618, 0.2618, 37.0, 50.0, 0.0, 200.0, 0.5),
 ]
 _HIP_ROLL_RANGE = {"left": (-0.5236, 2.9671), "right": (-2.9671, 0.5236)}
 _WAIST = [
     ("waist_yaw_joint", -2.618, 2.618, 32.0, 88.0, 0.0, 200.0, 10.0),
-    ("waist_roll_joint", -0.52, 0.52, 37.0, 50.0, 0.0, 200.0, 10.0),
-    ("waist_pitch_joint", -0.52, 0.52, 37.0, 50.0, 0.0, 200.0, 10.0),
+    ("waist_roll_joint", -0.52, 0.52, 37.0, 50.0, 0.0, 200.0, 5.0),
+    ("waist_pitch_joint", -0.52, 0.52, 37.0, 50.0, 0.0, 200.0, 5.0),
 ]
 _ARM = [
     ("shoulder_pitch_joint", -3.0892, 2.6704, 37.0, 25.0, 0.2, 40.0, 2.0),
     ("shoulder_roll_joint", None, None, 37.0, 25.0, None, 40.0, 2.0),
     ("shoulder_yaw_joint", -2.618, 2.618, 37.0, 25.0, 0.0, 40.0, 2.0),
     ("elbow_joint", -1.0472, 2.0944, 37.0, 25.0, 0.6, 40.0, 2.0),
-    ("wrist_roll_joint", -1.972222, 1.972222, 37.0, 25.0, 0.0, 40.0, 2.0),
-    ("wrist_pitch_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 2.0),
-    ("wrist_yaw_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 2.0),
+    ("wrist_roll_joint", -1.972222, 1.972222, 37.0, 25.0, 0.0, 40.0, 0.3),
+    ("wrist_pitch_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.3),
+    ("wrist_yaw_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.3),
 ]
 _SHOULDER_ROLL = {"left": (-1.5882, 2.2515, 0.2), "right": (-2.2515, 1.5882, -0.2)}
 

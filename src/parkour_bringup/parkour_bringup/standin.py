@@ -1,0 +1,139 @@
+"""Robot mode against the simulator as a stand-in robot: `parkour robot --iface lo --live` on one side,
+the bridge on wall time (``bridge.clock: wall``: no /clock, no lockstep, it waits for nobody) on the
+other, a script node playing the operator. Used by the peer-mode integration test and bench/graph/robot.py.
+
+The stand-in can behave like our own simulator (``peer: stack``: PD every physics step, lowstate with
+tick and CRC) or like Unitree's (``peer: unitree_sim``: PD once per arriving lowcmd, the torque held,
+no tick, no CRC), on either G1 model, at any physics step, with commands lost in gaps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from parkour_core.paths import config_dir, repo_root
+
+READY_TIMEOUT_S = 90.0  # parkour robot up (rclpy, DDS, the bundle loaded) on a busy machine
+
+
+@dataclass(frozen=True)
+class StandIn:
+    peer: str = "stack"  # bridge.peer
+    robot_model: str = ""  # bridge.robot_model
+    physics_dt_s: float = 0.002
+    camera: bool = False  # the simulated D435i publishing the policy image (no emulated latency)
+    command_gap_s: float = 0.0
+
+
+@dataclass
+class StandInRun:
+    out: Path
+    supervisor: dict[str, Any]
+    policy: dict[str, Any]
+    bridge: dict[str, Any]
+    script: dict[str, Any]
+    cpu: dict[str, Any]
+    robot_output: str  # what parkour robot printed
+
+    def moves(self) -> list[tuple[str, str, str]]:
+        return [(t["from"], t["to"], t["reason"]) for t in self.supervisor["supervisor_transitions"]]
+
+
+def _configs(tmp: Path, domain: int, bundle: str, standin: StandIn, steps: list[dict] | None) -> tuple[Path, Path]:
+    sim = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    sim["dds"] = {"domain": domain, "interface": "lo"}
+    sim["bridge"].update(
+        clock="wall", peer=standin.peer, robot_model=standin.robot_model, physics_dt_s=standin.physics_dt_s,
+        command_gap_s=standin.command_gap_s,
+    )  # fmt: skip
+    sim.setdefault("sim_camera", {}).update({"enabled": standin.camera, "latency_min_s": 0.0, "latency_max_s": 0.0})
+    sim["policy"]["bundle"] = bundle
+    if steps is not None:
+        sim["script"] = {"steps": steps}
+    robot = yaml.safe_load((config_dir() / "g1_robot.yaml").read_text())
+    robot["dds"] = {"domain": domain, "interface": "lo"}
+    robot.setdefault("camera", {})["enabled"] = False  # the stand-in's camera publishes the policy image
+    robot["policy"]["bundle"] = bundle
+    robot.setdefault("teleop", {})["source"] = "keyboard"  # no operator node: the script drives
+    paths = tmp / "standin.yaml", tmp / "robot.yaml"
+    for path, data in zip(paths, (sim, robot), strict=True):
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return paths
+
+
+def run_against_standin(
+    out: Path,
+    duration_s: float,
+    bundle: str,
+    standin: StandIn = StandIn(),
+    steps: list[dict] | None = None,
+    hog: bool = False,
+) -> StandInRun:
+    """``steps``: the operator's script (default: g1_sim.yaml's). ``hog``: a process keeps a core busy."""
+    domain = random.randint(20, 99)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain + 100))
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    py, root = sys.executable, repo_root()
+    robot_log = out / "parkour_robot.log"
+    with tempfile.TemporaryDirectory() as tmp, open(robot_log, "w") as log:
+        standin_cfg, robot_cfg = _configs(Path(tmp), domain, bundle, standin, steps)
+        procs: list[subprocess.Popen] = []
+        hogging = subprocess.Popen([py, "-c", "while True: pass"]) if hog else None
+        try:
+            robot_cmd = [py, "-m", "parkour_bringup.cli", "robot", "--robot", "g1", "--iface", "lo", "--domain",
+                         str(domain), "--live", "--config", str(robot_cfg), "--out", str(out / "robot")]  # fmt: skip
+            graph = subprocess.Popen(robot_cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+            procs.append(graph)
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while not (out / "robot" / "ready" / "policy").exists():
+                if graph.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"parkour robot did not come up: {robot_log.read_text()[-3000:]}")
+                time.sleep(0.2)
+            script = subprocess.Popen([py, "-m", "parkour_teleop.script_node", "--config", str(standin_cfg),
+                                       "--run-dir", str(out / "script")], env=env, cwd=root)  # fmt: skip
+            procs.append(script)
+            bridge = subprocess.run([py, "-m", "parkour_sim.bridge_node", "--config", str(standin_cfg), "--run-dir",
+                                     str(out / "bridge"), "--duration", str(duration_s)], env=env, cwd=root,
+                                    capture_output=True, text=True, timeout=duration_s * 4 + 120)  # fmt: skip
+            if bridge.returncode != 0:
+                raise RuntimeError(f"the stand-in robot exited {bridge.returncode}: {bridge.stdout[-2000:]}")
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            for p in procs:
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            if hogging is not None:
+                hogging.kill()
+                hogging.wait()
+
+    def read(path: Path) -> dict[str, Any]:
+        if not path.is_file():
+            raise RuntimeError(f"{path} was not written: {robot_log.read_text()[-3000:]}")
+        return json.loads(path.read_text())
+
+    return StandInRun(
+        out=out,
+        supervisor=read(out / "robot" / "supervisor.json"),
+        policy=read(out / "robot" / "policy.json"),
+        bridge=read(out / "bridge" / "bridge.json"),
+        script=read(out / "script" / "script.json"),
+        cpu=read(out / "robot" / "cpu.json"),
+        robot_output=robot_log.read_text(),
+    )

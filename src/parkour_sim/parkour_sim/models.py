@@ -1,0 +1,103 @@
+"""The MuJoCo models a robot can be simulated with (``bridge.robot_model``, ``--robot-model``).
+
+The G1 has two, written by different people: holosoma's ``g1_29dof.xml`` (the default, the one the
+walking policy was trained in; torque motors, armature and actuator force ranges in the file) and
+mjlab's ``g1.xml`` (asset_zoo/robots/unitree_g1: joints, masses and collision capsules only; mjlab
+sets armature and gains from its constants at run time). A controller tuned on one and run on the
+other is a first test of how much it depends on one model's numbers. For mjlab's we add here what
+the file leaves to mjlab: one torque motor per joint (the robot spec's effort limits), each joint's
+armature (the reflected inertia of its Unitree motor and two-stage planetary gearbox, from the
+rotor inertias and gear ratios Unitree publishes), the IMU's gyro and accelerometer, no self
+collisions, and the visual meshes out of the depth camera's geom group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import mujoco
+
+from parkour_core.robots import RobotSpec
+
+DEFAULT = ""  # the robot spec's own model (RobotSpec.mjcf_asset)
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    name: str
+    asset: str  # parkour_core.assets reference
+    adapt: Callable[[mujoco.MjSpec, RobotSpec], None] | None = None
+
+
+def _reflected_inertia(rotor: tuple[float, float, float], gears: tuple[float, float, float]) -> float:
+    """Inertia at the output of a two-stage planetary gearbox: each stage's rotor inertia times the
+    square of the reduction after it (the first stage turns at motor speed)."""
+    return rotor[0] * (gears[1] * gears[2]) ** 2 + rotor[1] * gears[2] ** 2 + rotor[2]
+
+
+# Unitree's G1 motors: rotor inertias (kg m^2) of the three stages and the gear ratios.
+_MOTORS = {
+    "5020": _reflected_inertia((0.139e-4, 0.017e-4, 0.169e-4), (1.0, 1.0 + 46 / 18, 1.0 + 56 / 16)),
+    "7520_14": _reflected_inertia((0.489e-4, 0.098e-4, 0.533e-4), (1.0, 4.5, 1.0 + 48 / 22)),
+    "7520_22": _reflected_inertia((0.489e-4, 0.109e-4, 0.738e-4), (1.0, 4.5, 5.0)),
+    "4010": _reflected_inertia((0.068e-4, 0.0, 0.0), (1.0, 5.0, 5.0)),
+}
+# Which motor drives which joint; the ankles and the waist's pitch and roll are 4-bar linkages driven
+# by two 5020s (nominally 1:1, so twice one motor's inertia).
+_G1_ARMATURE = (
+    (r".*_(elbow|shoulder_pitch|shoulder_roll|shoulder_yaw|wrist_roll)_joint", _MOTORS["5020"]),
+    (r".*_(hip_pitch|hip_yaw)_joint|waist_yaw_joint", _MOTORS["7520_14"]),
+    (r".*_(hip_roll|knee)_joint", _MOTORS["7520_22"]),
+    (r".*_(wrist_pitch|wrist_yaw)_joint", _MOTORS["4010"]),
+    (r"waist_(pitch|roll)_joint|.*_ankle_(pitch|roll)_joint", 2 * _MOTORS["5020"]),
+)
+_VISUAL_GROUP_IN_FILE = 2  # the depth camera's terrain group (parkour_sim.depth_camera): moved out
+_VISUAL_GROUP = 1
+
+
+def _armature(joint: str) -> float:
+    for pattern, value in _G1_ARMATURE:
+        if re.fullmatch(pattern, joint):
+            return value
+    raise ValueError(f"no G1 motor known for joint {joint!r}")
+
+
+def _adapt_mjlab_g1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
+    for joint in spec.joints:
+        j = mj.joint(joint.name)
+        if j is None:
+            raise ValueError(f"mjlab's G1 has no joint {joint.name!r}")
+        j.armature = _armature(joint.name)
+        mj.add_actuator(
+            name=joint.name, target=joint.name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+            ctrllimited=True, ctrlrange=[-joint.tau_max, joint.tau_max],
+        )  # fmt: skip
+    for geom in mj.geoms:
+        if geom.group == _VISUAL_GROUP_IN_FILE:
+            geom.group = _VISUAL_GROUP
+        elif geom.contype:  # collision capsules: against the world, not each other
+            geom.contype = 0
+            geom.conaffinity = 1
+    mj.add_sensor(name="base_gyro", type=mujoco.mjtSensor.mjSENS_GYRO, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname="imu_in_pelvis")  # fmt: skip
+    mj.add_sensor(name="base_accel", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname="imu_in_pelvis")  # fmt: skip
+
+
+MODELS: dict[str, dict[str, RobotModel]] = {
+    "g1": {"mjlab": RobotModel("mjlab", "mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml", _adapt_mjlab_g1)},
+    "h1": {},
+}
+
+
+def robot_model(spec: RobotSpec, name: str = DEFAULT) -> RobotModel:
+    """The model ``name`` of ``spec``'s robot ("" or the default's name: the spec's own)."""
+    default = RobotModel("holosoma" if spec.name == "g1" else "default", spec.mjcf_asset)
+    if name in (DEFAULT, default.name):
+        return default
+    known = MODELS.get(spec.name, {})
+    if name not in known:
+        raise ValueError(f"the {spec.name} has no model {name!r}; known: {[default.name, *known]}")
+    return known[name]
