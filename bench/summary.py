@@ -173,6 +173,10 @@ def _from_summary(entries: list[dict[str, Any]], src: str) -> list[Row]:
     rows = []
     for e in entries:
         peer = e.get("peer")
+        ours = e.get("ours")
+        if ours is not None and not isinstance(ours, dict):  # a count or a verdict, not a timing
+            rows.append(Row(str(e.get("what", "?")), src, note=str(ours)))
+            continue
         rows.append(
             Row(
                 str(e.get("what", "?")),

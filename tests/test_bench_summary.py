@@ -69,6 +69,13 @@ def test_summary_list_gives_rows_and_ratios(summary, tmp_path):
     assert "0.600 x" in rtf and "p50" not in rtf  # no peer: no ratio
 
 
+def test_a_count_in_a_summary_is_shown_as_it_is(summary, tmp_path):
+    _write(tmp_path, "standup.json", {"summary": [{"what": "stood up", "ours": "120/120"}]})
+    rows = [r for r in summary.collect_rows(tmp_path) if r.source == "standup.json"]
+    assert [(r.what, r.note) for r in rows] == [("stood up", "120/120")]
+    assert "| stood up | 120/120 |" in summary.render(rows)
+
+
 def test_legacy_files_are_read_by_their_extractors(summary, tmp_path):
     _write(
         tmp_path,

@@ -98,7 +98,8 @@ def test_a_deliberate_error_in_the_replay_shows_as_divergence(student_bag, contr
     assert result["control"] == control and result["ticks_compared"] > 100, result
     if control == "drop-reset":
         assert result["resets_dropped"] >= 1, result  # the activation's
-    assert result["action_divergence"]["max"] > CONTROL_THRESHOLDS[bundle][control], (control, result["action_divergence"])
+    divergence = result["action_divergence"]
+    assert divergence["max"] > CONTROL_THRESHOLDS[bundle][control], (control, divergence)
 
 
 def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recorded, tmp_path):
