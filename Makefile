@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training)
 
-.PHONY: setup lint type test demo bench format clean mjlab-smoke
+.PHONY: setup lint type test demo bench format clean mjlab-smoke readme-tables
 
 setup:
 	bash scripts/setup.sh
@@ -31,7 +31,7 @@ test: lint type
 # (runs/demo/report.json "boxes", and the last lines printed) says which boxes it cleared.
 demo:
 	$(RUN_ENV) $(VENV)/bin/parkour sim --bundle student_step --scene box_course \
-		--script sim/scripts/box_course_straight.yaml --duration 20 --out runs/demo
+		--script sim/scripts/box_course_straight.yaml --duration 30 --out runs/demo
 
 # Benchmarks write JSON (and PNG) to bench/results/; see bench/README.md. Not part of `make test`:
 # timings never decide pass/fail.
@@ -47,6 +47,10 @@ bench:
 	$(RUN_ENV) $(PY) bench/dds/lowstate.py --out bench/results/dds_lowstate.json
 	$(RUN_ENV) $(PY) bench/graph/run.py --out bench/results/graph_sim.json
 	$(PY) bench/summary.py
+
+# README.md's measured tables from their JSON result files (scripts/readme_tables.py; --check in the tests).
+readme-tables:
+	$(PY) scripts/readme_tables.py
 
 format:
 	$(RUFF) format $(LINT_DIRS)

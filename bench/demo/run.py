@@ -21,7 +21,7 @@ from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
 
 DEMO_ARGS = ["--bundle", "student_step", "--scene", "box_course",
-             "--script", "sim/scripts/box_course_straight.yaml", "--duration", "20"]  # fmt: skip
+             "--script", "sim/scripts/box_course_straight.yaml", "--duration", "30"]  # fmt: skip
 
 
 def main() -> int:

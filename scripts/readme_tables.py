@@ -1,0 +1,411 @@
+"""Regenerate the measured tables in README.md from the committed JSON result files they come from.
+
+README.md marks each generated table with a pair of HTML comments naming the table and its sources
+(paths relative to the repository root):
+
+    <!-- table: standup_gains (bench/results/standup.json) -->
+
+    | stand gains | ... |
+    ...
+
+    <!-- /table -->
+
+Each table name has one generator function below: it reads the sources and returns the markdown table.
+A source must record how it was made: a JSON object with a "command" and a "git_commit" key. A file
+without them is refused, so every generated number can be traced to a command and a commit.
+
+    .venv/bin/python scripts/readme_tables.py            # rewrite the marked tables in place
+    .venv/bin/python scripts/readme_tables.py --check    # exit 1 and print a diff where README.md differs
+    .venv/bin/python scripts/readme_tables.py --readme OTHER.md --root DIR   # sources under DIR
+
+tests/test_readme_tables.py runs the check on the committed README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as `python scripts/readme_tables.py`: training/ is a package at the root
+    sys.path.insert(0, str(REPO))
+
+PROVENANCE_KEYS = ("command", "git_commit")
+BLOCK = re.compile(
+    r"<!-- table: (?P<name>[\w-]+) \((?P<sources>[^)]*)\) -->(?P<body>.*?)<!-- /table -->",
+    re.DOTALL,
+)
+
+
+class TableError(Exception):
+    """A marked table that cannot be generated (unknown name, missing or unrecorded source, ...)."""
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def md_row(cells: list[str]) -> str:
+    """One markdown table row; an empty cell is written as `| |`."""
+    return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = [md_row(header), md_row(["---"] * len(header)), *(md_row(r) for r in rows)]
+    return "\n".join(lines) + "\n"
+
+
+def percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{100 * rate:.0f} %"
+
+
+def bench_summary() -> ModuleType:
+    """bench/summary.py (not a package), which renders bench/results/SUMMARY.md."""
+    spec = importlib.util.spec_from_file_location("bench_summary", REPO / "bench" / "summary.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks the module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------------- generators
+def standup_gains(standup: dict[str, Any]) -> str:
+    """ "Safety supervisor": stand-ups with the current and the old stand gains (bench/results/standup.json)."""
+    ours = {entry["what"]: entry["ours"] for entry in standup["summary"]}
+
+    def count(what: str) -> str:
+        if what not in ours:
+            raise TableError(f'standup.json: no summary entry "{what}"')
+        return " / ".join(part.strip() for part in str(ours[what]).split("/"))  # "42/120" -> "42 / 120"
+
+    kd = standup["old_stand_kd"]
+    waist = (
+        f"waist {kd['waist_roll']:g}"
+        if kd["waist_roll"] == kd["waist_pitch"]
+        else f"waist roll {kd['waist_roll']:g}, pitch {kd['waist_pitch']:g}"
+    )
+    old = f"before (ankles kd {kd['ankle']:g}, wrists {kd['wrist']:g}, hip yaw {kd['hip_yaw']:g}, {waist})"
+    return md_table(
+        ["stand gains", "stood up on the band", "stood alone 3 s after release"],
+        [
+            [
+                "these",
+                count("stand-up on the band, now stand gains"),
+                count("standing alone after release, now stand gains"),
+            ],
+            [
+                old,
+                count("stand-up on the band, old stand gains"),
+                count("standing alone after release, old stand gains"),
+            ],
+        ],
+    )
+
+
+EVAL_BOLD_HEIGHT_M = 0.10  # the student's cells the README text discusses
+
+
+def eval_low_platforms(teacher: dict[str, Any], student: dict[str, Any], ablated: dict[str, Any]) -> str:
+    """ "A student trained here": `parkour eval` on low platforms, the blind teacher, the student and the
+    student with its depth ablated (three eval.json files of training/eval/baseline/)."""
+    from training.eval.protocol import FAILURES  # falls / stops at the box / times out, as eval.md has them
+
+    if student.get("depth_ablation") or not ablated.get("depth_ablation"):
+        raise TableError("eval_low_platforms: the second source must be the plain run, the third the ablation")
+    cells = {
+        (run, c["speed_mps"], c["height_m"]): c
+        for run, result in (("teacher", teacher), ("student", student), ("ablated", ablated))
+        for c in result["cells"]
+    }
+    speeds = sorted({c["speed_mps"] for c in student["cells"]})
+    heights = sorted({c["height_m"] for c in student["cells"]})
+
+    def cell(run: str, v: float, h: float, bold: bool = False) -> str:
+        if (run, v, h) not in cells:
+            raise TableError(f"eval_low_platforms: no {run} cell at {v:g} m/s, {h:g} m")
+        c = cells[(run, v, h)]
+        rate = percent(c["success_rate"])
+        failures = " / ".join(str(c["failure_modes"][k]) for k in FAILURES)
+        return f"{f'**{rate}**' if bold else rate} ({failures})"
+
+    def alone(v: float, h: float) -> str:
+        return percent(cells[("student", v, h)]["success_rate_student_alone"])
+
+    name = student["bundle"]
+    rows = [
+        [teacher["bundle"] + (" (the teacher, blind)" if i == 0 else ""), f"{v:g} m/s"]
+        + [cell("teacher", v, h) for h in heights]
+        for i, v in enumerate(speeds)
+    ]
+    for v in speeds:
+        rows.append(
+            [f"**{name}**", f"{v:g} m/s"]
+            + [cell("student", v, h, bold=abs(h - EVAL_BOLD_HEIGHT_M) < 1e-9) for h in heights]
+        )
+        rows.append([f"{name}, alone", f"{v:g} m/s"] + [alone(v, h) for h in heights])
+        rows.append([f"{name}, depth ablated", f"{v:g} m/s"] + [cell("ablated", v, h) for h in heights])
+    return md_table(["bundle", "speed"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+
+
+COMPARE_LABELS = {"g1_walk": "g1_walk (teacher)"}
+
+
+def compare_walk(compare: dict[str, Any]) -> str:
+    """ "A student trained here": `parkour train compare-walk`, one row per bundle
+    (training/student_walk/results/compare.json). Its segments are the script's non-zero commands in order."""
+    commands = [step["cmd"] for step in compare["script"] if "cmd" in step and any(step["cmd"])]
+    header_speeds = " / ".join(f"{cmd[0]:.1f}" for cmd in commands)
+    turning = " m/s turning" if commands and commands[-1][2] else " m/s"
+    rows = []
+    for name, run in compare["bundles"].items():
+        by_command = {tuple(s["command"]): s["mean_vx"] for s in run["segments"]}
+        rows.append(
+            [
+                COMPARE_LABELS.get(name, name),
+                "yes" if run["fell"] else "no",
+                f"{run['distance_m']:.2f}",
+                f"{run['speed_rms_error_mps']:.3f}",
+                f"{run['yaw_rate_rms_error']:.3f}",
+                " / ".join(f"{by_command[tuple(cmd)]:.2f}" for cmd in commands),
+                f"{run['time_in_mode_s']['BLIND']:g} s",
+            ]
+        )
+    header = [
+        "bundle",
+        "fell",
+        "distance (m)",
+        "speed RMS error (m/s)",
+        "yaw-rate RMS error (rad/s)",
+        f"mean speed at {header_speeds}{turning}",
+        "BLIND",
+    ]
+    return md_table(header, rows)
+
+
+# "Benchmarks": (README label, result file, the SUMMARY.md row's "what" and peer name it starts with, unit shown)
+BENCH_ROWS = [
+    (
+        "PHP-sized student step, random weights, one core (int8 `PolicyRunner` vs plain onnxruntime fp32)",
+        "policy.json",
+        ("PHP-sized student, RANDOM weights: ours int8 PolicyRunner", ""),
+        None,
+    ),
+    (
+        "walking-policy step vs holosoma-inference's loop body, same ONNX (identical targets)",
+        "holosoma_loop.json",
+        ("walking-policy step", ""),
+        None,
+    ),
+    (
+        "rt/lowstate one-way at 500 Hz (`DdsLink` vs unitree_sdk2py channels)",
+        "dds_lowstate.json",
+        ("lowstate one-way latency", "unitree_sdk2py"),
+        None,
+    ),
+    (
+        "the same vs rclpy JointState over Fast DDS (a smaller message)",
+        "dds_lowstate.json",
+        ("lowstate one-way latency", "rclpy"),
+        None,
+    ),
+    (
+        "policy loop period in the whole sim graph (sim clock)",
+        "graph_sim.json",
+        ("policy loop period, whole graph, sim clock", ""),
+        None,
+    ),
+    (
+        "depth exposure -> lowcmd write, per command (incl. the 60-80 ms emulated camera latency)",
+        "graph_sim.json",
+        ("depth exposure -> lowcmd write", ""),
+        None,
+    ),
+    ("motion-matching query vs brute-force numpy", "mm_query.json", ("motion-matching query", ""), None),
+    ("bag read + deserialise vs mcap-ros2-support", "bags_replay.json", ("bag read + deserialise", ""), "msg/s"),
+]
+BENCH_RATIO_ROWS = {"holosoma_loop.json", "dds_lowstate.json", "mm_query.json"}  # the README shows p50 only
+
+
+def benchmarks(
+    policy: dict[str, Any],
+    holosoma: dict[str, Any],
+    dds: dict[str, Any],
+    graph: dict[str, Any],
+    mm: dict[str, Any],
+    bags: dict[str, Any],
+) -> str:
+    """ "Benchmarks": an excerpt of bench/results/SUMMARY.md, its rows and number format from bench/summary.py
+    (sources in this order: policy, holosoma_loop, dds_lowstate, graph_sim, mm_query, bags_replay)."""
+    bench = bench_summary()
+    data = {
+        "policy.json": policy,
+        "holosoma_loop.json": holosoma,
+        "dds_lowstate.json": dds,
+        "graph_sim.json": graph,
+        "mm_query.json": mm,
+        "bags_replay.json": bags,
+    }
+    rows = []
+    for label, source, (what, peer), unit in BENCH_ROWS:
+        d = data[source]
+        summary_rows = (
+            bench._from_summary(d["summary"], source)
+            if isinstance(d.get("summary"), list)
+            else bench.EXPECTED[source][1](d, source)
+        )
+        found = [
+            r
+            for r in summary_rows
+            if r.what.startswith(what) and (not peer or (r.peer or {}).get("name", "").startswith(peer))
+        ]
+        if len(found) != 1:
+            raise TableError(f'benchmarks: {len(found)} rows of {source} match "{what}" (peer "{peer}")')
+        (r,) = found
+        unit = unit or r.unit
+        ratio = ""
+        if r.ours and r.peer:
+            quantiles = ("p50",) if source in BENCH_RATIO_ROWS else ("p50", "p99")
+            ratios = [(q, bench.ratio(r.ours.get(q), r.peer.get(q))) for q in quantiles]
+            ratios = [(q, x) for q, x in ratios if x is not None]
+            single = r.ours.get("p99") is None and r.peer.get("p99") is None  # one number each: a bare ratio
+            ratio = ", ".join(f"{x:.2f}" if single else f"{q} {x:.2f}" for q, x in ratios)
+        rows.append([label, bench._pair(r.ours, unit), bench._pair(r.peer, unit), ratio])
+    return md_table(["what", "ours p50 / p99", "peer p50 / p99", "ratio"], rows)
+
+
+GENERATORS: dict[str, Callable[..., str]] = {
+    "standup_gains": standup_gains,
+    "eval_low_platforms": eval_low_platforms,
+    "compare_walk": compare_walk,
+    "benchmarks": benchmarks,
+}
+
+
+# ------------------------------------------------------------------------------ blocks and checks
+@dataclass(frozen=True)
+class Block:
+    name: str
+    sources: list[str]
+    body: str  # the text between the two markers
+    start: int  # of body in README.md
+    end: int
+
+
+def find_blocks(text: str) -> list[Block]:
+    blocks = [
+        Block(
+            name=m["name"],
+            sources=[s.strip() for s in m["sources"].split(",") if s.strip()],
+            body=m["body"],
+            start=m.start("body"),
+            end=m.end("body"),
+        )
+        for m in BLOCK.finditer(text)
+    ]
+    if text.count("<!-- table:") != len(blocks):
+        raise TableError("a `<!-- table: NAME (SOURCES) -->` marker without its `<!-- /table -->`, or malformed")
+    return blocks
+
+
+def load_source(path: Path) -> dict[str, Any]:
+    """A result file, refused unless it records the command and the commit that made it."""
+    if not path.is_file():
+        raise TableError(f"{path}: no such file")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise TableError(f"{path}: not JSON ({e})") from e
+    missing = [k for k in PROVENANCE_KEYS if not (isinstance(data, dict) and data.get(k))]
+    if missing:
+        raise TableError(
+            f"{path}: no {' / '.join(repr(k) for k in missing)}: a README table must come from a result file "
+            "that records the command and the git commit that made it"
+        )
+    return data
+
+
+def generate(block: Block, root: Path) -> str:
+    """The body a block should have: a blank line, the generated table, a blank line."""
+    generator = GENERATORS.get(block.name)
+    if generator is None:
+        raise TableError(f"unknown table {block.name!r} (known: {', '.join(GENERATORS)})")
+    wanted = len(inspect.signature(generator).parameters)
+    if len(block.sources) != wanted:
+        raise TableError(f"table {block.name!r} takes {wanted} source(s), the marker names {len(block.sources)}")
+    sources = [load_source(root / s) for s in block.sources]
+    try:
+        table = generator(*sources)
+    except (KeyError, TypeError, ValueError) as e:
+        raise TableError(f"table {block.name!r}: unexpected source contents ({e!r})") from e
+    return "\n\n" + table + "\n"
+
+
+def check(readme: Path, root: Path = REPO) -> list[str]:
+    """A unified diff for each marked table of README.md that differs from its sources (empty: all agree)."""
+    diffs = []
+    for block in find_blocks(readme.read_text()):
+        expected = generate(block, root)
+        if block.body != expected:
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        block.body.splitlines(keepends=True),
+                        expected.splitlines(keepends=True),
+                        fromfile=f"{readme.name}: table {block.name}",
+                        tofile=f"generated from {', '.join(block.sources)}",
+                    )
+                )
+            )
+    return diffs
+
+
+def update(readme: Path, root: Path = REPO) -> list[str]:
+    """Rewrite every marked table of README.md from its sources; the names of the tables that changed."""
+    text = readme.read_text()
+    changed, out, at = [], [], 0
+    for block in find_blocks(text):
+        expected = generate(block, root)
+        if block.body != expected:
+            changed.append(block.name)
+        out += [text[at : block.start], expected]
+        at = block.end
+    out.append(text[at:])
+    if changed:
+        readme.write_text("".join(out))
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 with a diff if a table differs")
+    parser.add_argument("--readme", type=Path, default=REPO / "README.md")
+    parser.add_argument("--root", type=Path, default=REPO, help="the folder the sources' paths are relative to")
+    args = parser.parse_args(argv)
+    try:
+        if args.check:
+            diffs = check(args.readme, args.root)
+            for diff in diffs:
+                print(diff, end="" if diff.endswith("\n") else "\n")
+            if diffs:
+                print(f"{len(diffs)} table(s) in {args.readme} differ from their sources: run {sys.argv[0]}")
+                return 1
+            print(f"{args.readme}: every generated table agrees with its sources")
+            return 0
+        changed = update(args.readme, args.root)
+        print(f"{args.readme}: rewrote {', '.join(changed)}" if changed else f"{args.readme}: nothing to rewrite")
+        return 0
+    except TableError as e:
+        print(f"readme_tables: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
