@@ -10,7 +10,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 	AMENT_PREFIX_PATH=$(CURDIR)/$(VENV) MUJOCO_GL=egl PYTHONUNBUFFERED=1
 
 # bench/ and training/ may be empty or absent: lint only folders that exist.
-LINT_DIRS := $(wildcard src tests bench training)
+LINT_DIRS := $(wildcard src tests bench training scripts)
 
 .PHONY: setup lint type test demo bench format clean mjlab-smoke readme-tables
 
