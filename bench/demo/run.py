@@ -50,7 +50,7 @@ def outcome(report: dict[str, Any]) -> dict[str, Any]:
             if b["reached"]
             else "not reached"
             for b in report.get("boxes", [])
-        },  # fmt: skip
+        },
         "fell": report["fell"],
         "fell_at_s": report["fell_at_s"],
         "blind_s": report["time_in_mode_s"].get("BLIND", 0.0),
