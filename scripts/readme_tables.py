@@ -155,6 +155,70 @@ def eval_low_platforms(teacher: dict[str, Any], student: dict[str, Any], ablated
     return md_table(["bundle", "speed"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
+def eval_rows(*results: dict[str, Any]) -> str:
+    """`parkour eval` rows, one per source and speed: bundle, robot model, success (falls / stops at the
+    box / times out) and, where BLIND drove, the success of the trials the bundle drove alone."""
+    from training.eval.protocol import FAILURES
+
+    heights = sorted({c["height_m"] for r in results for c in r["cells"]})
+    rows = []
+    for result in results:
+        by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
+        for v in sorted({c["speed_mps"] for c in result["cells"]}):
+            cells = []
+            for h in heights:
+                c = by_cell.get((v, h))
+                if c is None:
+                    raise TableError(f"eval_rows: {result['bundle']} has no cell at {v:g} m/s, {h:g} m")
+                failures = " / ".join(str(c["failure_modes"][k]) for k in FAILURES)
+                text = f"{percent(c['success_rate'])} ({failures})"
+                if c["blind_trials"]:
+                    text += f"; alone {percent(c['success_rate_student_alone'])}, BLIND in {c['blind_trials']}"
+                cells.append(text)
+            trials = f"{result['trials_per_cell']}"
+            rows.append([result["bundle"], result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
+    return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+
+
+def demo_runs(demo: dict[str, Any]) -> str:
+    """ "Demo results": each `make demo` run of bench/results/demo.json, what became of each box."""
+    boxes = [b for b in demo["runs"][0]["boxes"] if b != "side_block"]  # the side block is not on the path
+    rows = []
+    for k, run in enumerate(demo["runs"]):
+        fell = f"at {run['fell_at_s']:.1f} s ({run['to_damp']})" if run["fell"] else "no"
+        blind = f"{run['blind_s']:.2f} s ({', '.join(sorted(set(run['to_blind'])))})" if run["to_blind"] else "0 s"
+        rows.append(
+            [str(k + 1), *(run["boxes"][b] for b in boxes), f"{run['forward_displacement_m']:.2f}", fell, blind]
+        )
+    return md_table(["run", *boxes, "forward (m)", "fell", "BLIND"], rows)
+
+
+def demo_timing(demo: dict[str, Any]) -> str:
+    """ "Demo results": the first run's clocks (bench/results/demo.json, first_report)."""
+    r = demo["first_report"]
+
+    def pq(d: dict[str, Any], unit: str = "ms") -> str:
+        return f"p50 {d['p50']:g}, p99 {d['p99']:g}" + (f", max {d['max']:g}" if "max" in d else "") + f" {unit}"
+
+    rows = [
+        ["policy period, sim clock", pq(r["policy_period_ms"])],
+        ["policy period, wall clock", pq({k: round(v, 1) for k, v in r["policy_period_wall_ms"].items()})],
+        [
+            "policy inference (student_step)",
+            pq({k: round(v, 2) for k, v in r["policy_inference_ms"].items() if k != "n"}),
+        ],
+        ["lowstate age at the supervisor (sim clock)", pq(r["lowstate_age_ms"])],
+        ["depth age at the policy (exposure to use, sim clock)", pq(r["depth_age_ms"]) + f", {r['depth_fps']:g} fps"],
+        ["policy deadlines missed (sim clock)", str(r["deadline_misses"])],
+        [
+            "commands beyond a limit (bridge audit)",
+            f"{r['lowcmd_limit_violations']} ({r['limit_clamps']} values clamped)",
+        ],
+        ["sim real-time factor", f"{r['sim_real_time_factor']:g}"],
+    ]
+    return md_table(["metric", "first run"], rows)
+
+
 COMPARE_LABELS = {"g1_walk": "g1_walk (teacher)"}
 
 
@@ -285,6 +349,9 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
     "compare_walk": compare_walk,
+    "eval_rows": eval_rows,
+    "demo_runs": demo_runs,
+    "demo_timing": demo_timing,
     "benchmarks": benchmarks,
 }
 
@@ -337,8 +404,10 @@ def generate(block: Block, root: Path) -> str:
     generator = GENERATORS.get(block.name)
     if generator is None:
         raise TableError(f"unknown table {block.name!r} (known: {', '.join(GENERATORS)})")
-    wanted = len(inspect.signature(generator).parameters)
-    if len(block.sources) != wanted:
+    params = inspect.signature(generator).parameters.values()
+    variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    wanted = len(params)
+    if (variadic and not block.sources) or (not variadic and len(block.sources) != wanted):
         raise TableError(f"table {block.name!r} takes {wanted} source(s), the marker names {len(block.sources)}")
     sources = [load_source(root / s) for s in block.sources]
     try:
