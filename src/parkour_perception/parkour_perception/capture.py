@@ -178,12 +178,18 @@ class PipelineSource:
         config.enable_stream(rs.stream.depth, self.request.width, self.request.height, rs.format.z16, self.request.fps)
         pipeline = rs.pipeline(ctx)
         try:
+            if self.playback_path is not None:
+                # Paced or not from its first frame: set on the device the config resolves (and the pipeline
+                # then starts), since frames set after the start may already have been played in real time
+                # and dropped by a consumer that was not reading yet (a busy machine).
+                config.resolve(rs.pipeline_wrapper(pipeline)).get_device().as_playback().set_real_time(self.real_time)
             profile = pipeline.start(config)
         except RuntimeError as e:  # unplugged between the query and the start, or busy in another process
             raise CameraAbsent(f"cannot start {name}: {e}") from None
         started = profile.get_device()
         if self.playback_path is not None:
-            started.as_playback().set_real_time(self.real_time)
+            if started.as_playback().is_real_time() != self.real_time:
+                started.as_playback().set_real_time(self.real_time)
         else:
             sensor = started.first_depth_sensor()
             # Host-mapped hardware timestamps; D400 firmware defaults to it, a previous user may not have.

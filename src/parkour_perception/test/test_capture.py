@@ -296,6 +296,24 @@ def test_recording_through_pipeline_same_stamps_drops_and_images(recording: Path
         np.testing.assert_array_equal(frame.policy, preprocess_depth(scene + np.uint16(i), spec, 0.001))
 
 
+def test_a_recording_not_in_real_time_loses_no_frame_to_a_late_reader(recording: Path):
+    """The reader starts 0.5 s after the pipeline (a busy machine): playback waits for it. (Real time was
+    once switched off only after the start; switched off 50 ms after it, a reader got 1 of these 7.)"""
+    import time
+
+    source = PipelineSource(REQUEST, playback_path=recording, real_time=False)
+    source.open()
+    numbers = []
+    try:
+        time.sleep(0.5)
+        while (got := source.wait_for_frame(2.0)) is not None:
+            numbers.append(got.get_frame_number())
+            del got
+    finally:
+        source.close()
+    assert numbers == RECORDED_NUMBERS
+
+
 def test_recording_with_an_unsupported_mode_lists_what_it_has(recording: Path):
     source = PipelineSource(StreamRequest(848, 480, 90), playback_path=recording, real_time=False)
     with pytest.raises(UnsupportedProfile) as err:
