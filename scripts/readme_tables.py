@@ -345,12 +345,28 @@ def benchmarks(
     return md_table(["what", "ours p50 / p99", "peer p50 / p99", "ratio"], rows)
 
 
+def bench_rows(result: dict[str, Any]) -> str:
+    """Every row of one bench result's ``summary`` list, as SUMMARY.md shows it (p50 and p99 ratios)."""
+    bench = bench_summary()
+    rows = []
+    for r in bench._from_summary(result["summary"], "readme"):
+        if r.note:
+            rows.append([r.what, r.note, "", ""])
+            continue
+        ratios = [(q, bench.ratio((r.ours or {}).get(q), (r.peer or {}).get(q))) for q in ("p50", "p99")]
+        ratio = ", ".join(f"{q} {x:.2f}" for q, x in ratios if x is not None)
+        peer = f"{r.peer['name']}: {bench._pair(r.peer, r.unit)}" if r.peer else ""
+        rows.append([r.what, bench._pair(r.ours, r.unit), peer, ratio])
+    return md_table(["what", "ours p50 / p99", "peer p50 / p99", "ratio ours / peer"], rows)
+
+
 GENERATORS: dict[str, Callable[..., str]] = {
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
     "compare_walk": compare_walk,
     "eval_rows": eval_rows,
     "demo_runs": demo_runs,
+    "bench_rows": bench_rows,
     "demo_timing": demo_timing,
     "benchmarks": benchmarks,
 }
