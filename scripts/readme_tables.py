@@ -254,97 +254,6 @@ def compare_walk(compare: dict[str, Any]) -> str:
     return md_table(header, rows)
 
 
-# "Benchmarks": (README label, result file, the SUMMARY.md row's "what" and peer name it starts with, unit shown)
-BENCH_ROWS = [
-    (
-        "PHP-sized student step, random weights, one core (int8 `PolicyRunner` vs plain onnxruntime fp32)",
-        "policy.json",
-        ("PHP-sized student, RANDOM weights: ours int8 PolicyRunner", ""),
-        None,
-    ),
-    (
-        "walking-policy step vs holosoma-inference's loop body, same ONNX (identical targets)",
-        "holosoma_loop.json",
-        ("walking-policy step", ""),
-        None,
-    ),
-    (
-        "rt/lowstate one-way at 500 Hz (`DdsLink` vs unitree_sdk2py channels)",
-        "dds_lowstate.json",
-        ("lowstate one-way latency", "unitree_sdk2py"),
-        None,
-    ),
-    (
-        "the same vs rclpy JointState over Fast DDS (a smaller message)",
-        "dds_lowstate.json",
-        ("lowstate one-way latency", "rclpy"),
-        None,
-    ),
-    (
-        "policy loop period in the whole sim graph (sim clock)",
-        "graph_sim.json",
-        ("policy loop period, whole graph, sim clock", ""),
-        None,
-    ),
-    (
-        "depth exposure -> lowcmd write, per command (incl. the 60-80 ms emulated camera latency)",
-        "graph_sim.json",
-        ("depth exposure -> lowcmd write", ""),
-        None,
-    ),
-    ("motion-matching query vs brute-force numpy", "mm_query.json", ("motion-matching query", ""), None),
-    ("bag read + deserialise vs mcap-ros2-support", "bags_replay.json", ("bag read + deserialise", ""), "msg/s"),
-]
-BENCH_RATIO_ROWS = {"holosoma_loop.json", "dds_lowstate.json", "mm_query.json"}  # the README shows p50 only
-
-
-def benchmarks(
-    policy: dict[str, Any],
-    holosoma: dict[str, Any],
-    dds: dict[str, Any],
-    graph: dict[str, Any],
-    mm: dict[str, Any],
-    bags: dict[str, Any],
-) -> str:
-    """ "Benchmarks": an excerpt of bench/results/SUMMARY.md, its rows and number format from bench/summary.py
-    (sources in this order: policy, holosoma_loop, dds_lowstate, graph_sim, mm_query, bags_replay)."""
-    bench = bench_summary()
-    data = {
-        "policy.json": policy,
-        "holosoma_loop.json": holosoma,
-        "dds_lowstate.json": dds,
-        "graph_sim.json": graph,
-        "mm_query.json": mm,
-        "bags_replay.json": bags,
-    }
-    rows = []
-    for label, source, (what, peer), unit in BENCH_ROWS:
-        d = data[source]
-        summary_rows = (
-            bench._from_summary(d["summary"], source)
-            if isinstance(d.get("summary"), list)
-            else bench.EXPECTED[source][1](d, source)
-        )
-        found = [
-            r
-            for r in summary_rows
-            if r.what.startswith(what) and (not peer or (r.peer or {}).get("name", "").startswith(peer))
-        ]
-        if len(found) != 1:
-            raise TableError(f'benchmarks: {len(found)} rows of {source} match "{what}" (peer "{peer}")')
-        (r,) = found
-        unit = unit or r.unit
-        ratio = ""
-        if r.ours and r.peer:
-            quantiles = ("p50",) if source in BENCH_RATIO_ROWS else ("p50", "p99")
-            ratios = [(q, bench.ratio(r.ours.get(q), r.peer.get(q))) for q in quantiles]
-            ratios = [(q, x) for q, x in ratios if x is not None]
-            single = r.ours.get("p99") is None and r.peer.get("p99") is None  # one number each: a bare ratio
-            ratio = ", ".join(f"{x:.2f}" if single else f"{q} {x:.2f}" for q, x in ratios)
-        rows.append([label, bench._pair(r.ours, unit), bench._pair(r.peer, unit), ratio])
-    return md_table(["what", "ours p50 / p99", "peer p50 / p99", "ratio"], rows)
-
-
 def bench_rows(result: dict[str, Any]) -> str:
     """Every row of one bench result's ``summary`` list, as SUMMARY.md shows it (p50 and p99 ratios)."""
     bench = bench_summary()
@@ -368,7 +277,6 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "demo_runs": demo_runs,
     "bench_rows": bench_rows,
     "demo_timing": demo_timing,
-    "benchmarks": benchmarks,
 }
 
 
