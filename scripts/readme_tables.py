@@ -254,6 +254,38 @@ def compare_walk(compare: dict[str, Any]) -> str:
     return md_table(header, rows)
 
 
+def faults(result: dict[str, Any]) -> str:
+    """ "Fault injection": `parkour faults`, one row per fault with its reason, deadline and verdict."""
+    rows = []
+    for f in result["faults"]:
+        returned = ""
+        if f.get("return_deadline_ms") is not None:
+            returned = f"{f['time_to_return_ms']:g} of {f['return_deadline_ms']:g}" if f.get("returned") else "no"
+        rows.append(
+            [
+                f["fault"],
+                " / ".join(f["safe_modes"]),
+                ", ".join(f["expected_reasons"]) or "none: no mode change",
+                "-" if f["time_to_safe_ms"] is None else f"{f['time_to_safe_ms']:g}",
+                f"{f['deadline_ms']:g} ({f['deadline_is']})",
+                returned or "-",
+                str(f["limit_violations"]),
+                "yes" if f["fell"] else "no",
+                "pass" if f["passed"] else "FAIL",
+            ]
+        )
+    header = ["fault", "safe mode", "reason that counts", "time to safe (ms)", "deadline (ms)",
+              "back to ACTIVE (ms, of deadline)", "limit violations", "fell", "result"]  # fmt: skip
+    return md_table(header, rows)
+
+
+def broken_rules(result: dict[str, Any]) -> str:
+    """ "Fault injection": bench/faults/broken_rules.py, one row per rule removed or slowed."""
+    rows = [[r["what"], r["fault"], "caught" if r["caught"] else "MISSED", r["verdict"]] for r in result["rows"]]
+    rows.append([f"{result['caught']} of {result['breaks']} caught", "", "", ""])
+    return md_table(["rule broken", "fault run", "suite", "its verdict"], rows)
+
+
 def bench_rows(result: dict[str, Any]) -> str:
     """Every row of one bench result's ``summary`` list, as SUMMARY.md shows it (p50 and p99 ratios)."""
     bench = bench_summary()
@@ -276,6 +308,8 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "eval_rows": eval_rows,
     "demo_runs": demo_runs,
     "bench_rows": bench_rows,
+    "faults": faults,
+    "broken_rules": broken_rules,
     "demo_timing": demo_timing,
 }
 
