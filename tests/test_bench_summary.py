@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,13 +11,8 @@ SUMMARY_PY = Path(__file__).resolve().parents[1] / "bench" / "summary.py"
 
 
 @pytest.fixture(scope="module")
-def summary():
-    spec = importlib.util.spec_from_file_location("bench_summary", SUMMARY_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+def summary(load_script):
+    return load_script(SUMMARY_PY, "bench_summary")
 
 
 def _write(folder: Path, name: str, data: object) -> None:

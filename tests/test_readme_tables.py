@@ -3,10 +3,8 @@ reported, and a source that does not record its command and commit is refused. N
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,13 +15,8 @@ STANDUP = "bench/results/standup.json"
 
 
 @pytest.fixture(scope="module")
-def tables():
-    spec = importlib.util.spec_from_file_location("readme_tables", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+def tables(load_script):
+    return load_script(SCRIPT, "readme_tables")
 
 
 def _copy_readme_and_sources(tables, tmp_path: Path) -> Path:
