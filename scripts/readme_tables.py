@@ -286,6 +286,18 @@ def broken_rules(result: dict[str, Any]) -> str:
     return md_table(["rule broken", "fault run", "suite", "its verdict"], rows)
 
 
+def install_downloads(result: dict[str, Any]) -> str:
+    """ "Quick start": what an install downloads from PyPI (bench/install/downloads.py)."""
+    what = {"torch_default_build": "torch 2.13.0 from the default index (the CUDA build)",
+            "robot_runtime": "the robot runtime (`scripts/setup.sh --robot`, requirements/robot.txt)"}  # fmt: skip
+    rows = []
+    for key, label in what.items():
+        part = result[key]
+        largest = ", ".join(f"{p['name']} {p['bytes'] / 1e6:.0f} MB" for p in part["largest"][:3])
+        rows.append([label, str(part["packages"]), f"{part['download_mb']:,}", largest])
+    return md_table(["install", "packages", "download (MB)", "largest"], rows)
+
+
 def bench_rows(result: dict[str, Any]) -> str:
     """Every row of one bench result's ``summary`` list, as SUMMARY.md shows it (p50 and p99 ratios)."""
     bench = bench_summary()
@@ -308,6 +320,7 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "eval_rows": eval_rows,
     "demo_runs": demo_runs,
     "bench_rows": bench_rows,
+    "install_downloads": install_downloads,
     "faults": faults,
     "broken_rules": broken_rules,
     "demo_timing": demo_timing,
