@@ -1,6 +1,7 @@
 """The recorder node against a tiny live graph: raw messages to MCAP, latched topics, run metadata."""
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from parkour_bringup.bag.reader import open_bag
 from parkour_core.hashing import sha256_file
 from parkour_core.paths import config_dir, models_dir
 
-ROS_DOMAIN_ID = 63
+# A ROS domain drawn per run: a fixed one met another test run's graph on a shared machine (0 of 50 recorded).
+ROS_DOMAIN_ID = random.randint(200, 230)
 
 
 def _wait(predicate, timeout_s, what):

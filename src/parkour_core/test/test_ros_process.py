@@ -8,6 +8,7 @@ explicit handler it would never see the bringup's SIGINT.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROS_DOMAIN_ID = 61
+ROS_DOMAIN_ID = random.randint(200, 230)  # drawn per run: another test run may share this machine
 # A hang guard, not a timing: the child answers a signal within one spin wait (0.1 s).
 HANG_S = 60.0
 

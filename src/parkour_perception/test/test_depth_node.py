@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -23,8 +24,8 @@ from parkour_perception.software_camera import SoftwareCameraSource, SoftwareDep
 
 MD = rs.frame_metadata_value
 HOST_EPOCH_MS = 1_700_000_000_000
-# A ROS domain of its own, so that other people's graphs on this machine never reach these tests.
-ROS_DOMAIN_ID = "41"
+# A ROS domain of its own, drawn per run, so that other graphs and test runs on this machine never reach these tests.
+ROS_DOMAIN_ID = str(random.randint(200, 230))
 
 
 @pytest.fixture
