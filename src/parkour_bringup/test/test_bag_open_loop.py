@@ -117,6 +117,14 @@ def test_ticks_stepped_on_a_frame_not_in_the_bag_are_compared_from_the_next_rese
     assert dropped["resets_dropped"] == 1 and dropped["action_divergence"]["max"] > DEFAULT_THRESHOLD
 
 
+def test_dropping_the_activation_s_reset_shows_in_a_bag_that_starts_mid_episode(tmp_path):
+    """The recorder matched the policy late: the bag's only reset is the activation's, and the control drops it."""
+    bag_path = write_synthetic_bag(tmp_path / "late", bundle="student_walk", ticks=90, recording_starts_at=7)
+    with open_bag(bag_path) as bag:
+        dropped = replay_against_bundle(bag, "student_walk", control="drop-reset")
+    assert dropped["resets_dropped"] == 1 and dropped["action_divergence"]["max"] > DEFAULT_THRESHOLD
+
+
 def test_a_bag_without_any_reset_says_what_to_record(tmp_path):
     bag_path = write_synthetic_bag(tmp_path / "no_reset", bundle=BUNDLE, ticks=40, recording_starts_at=10)
     with open_bag(bag_path) as bag, pytest.raises(BagError, match="no runner reset"):

@@ -21,9 +21,9 @@ replay does not have, so comparison resumes at the next reset (the activation's)
 Negative controls (``control``): the same replay with a deliberate error, to show that the check
 would notice one. ``shift-depth`` gives every tick the frame recorded before its own (an off-by-one
 in the camera's latency), ``shuffle-depth`` permutes the recorded frames, ``drop-reset`` skips every
-runner reset after the bag's first and compares on from there (the recurrent state, previous
-action and gait clock carried over an activation). A student whose actions use its depth and its memory
-diverges under each; one that ignores them would still read zero.
+runner reset but one on the bag's first tick (the policy's new runner) and compares on from there
+(the recurrent state, previous action and gait clock carried over an activation). A student whose
+actions use its depth and its memory diverges under each; one that ignores them would still read zero.
 
 Not modelled: a live swap inside the bag (the shadow run and the switch); the candidate runs from
 the first tick on.
@@ -194,19 +194,17 @@ def replay_against_bundle(
     times: list[float] = []
     memory_known = False  # the replayed recurrent state, previous action and gait clock are the recorded ones
     latent_known = True  # the replayed latent is the recorded one (no frame yet: both are zeros)
-    reset_seen = False
     out_of_sync = 0
     resets_dropped = 0
-    for tick in ticks:
+    for index, tick in enumerate(ticks):
         inputs = tick.inputs
-        if inputs.reset and control == "drop-reset" and reset_seen:
+        if inputs.reset and control == "drop-reset" and index > 0:
             # What a replay that mishandled resets would do: carry its memory over and compare on.
             resets_dropped += 1
             memory_known = True
         elif inputs.reset:
             runner.reset()
             memory_known = True
-        reset_seen = reset_seen or inputs.reset
         if runner.backbone is not None and inputs.depth_stamp_s is not None and inputs.depth_stamp_s != latent_from:
             image = frames.get(inputs.depth_stamp_s)
             if image is None and (first_recorded is None or inputs.depth_stamp_s < first_recorded):
