@@ -357,7 +357,7 @@ def damp_command(spec: RobotSpec, kd: float) -> JointCommand:
     bounds its damping too."""
     n = spec.num_joints
     zeros = np.zeros(n)
-    kd_joints = np.minimum(np.full(n, kd), spec.kd_stand)
+    kd_joints = np.minimum(kd, spec.kd_stand)
     return JointCommand(q=spec.default_q.copy(), dq=zeros.copy(), kp=zeros.copy(), kd=kd_joints, tau=zeros.copy())
 
 
