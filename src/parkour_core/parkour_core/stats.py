@@ -83,6 +83,7 @@ class CpuMeter:
             "wall_s": round(wall, 3),
             "cores": round((user + system) / wall, 4) if wall > 0 else None,  # CPU seconds per second of run
             "cpu_s_per_sim_s": round((user + system) / sim_s, 4) if sim_s else None,
+            "nice": os.getpriority(os.PRIO_PROCESS, 0),  # what the scheduler weighed it by
         }
 
 
