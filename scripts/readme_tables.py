@@ -11,8 +11,9 @@ README.md marks each generated table with a pair of HTML comments naming the tab
     <!-- /table -->
 
 Each table name has one generator function below: it reads the sources and returns the markdown table.
-A source must record how it was made: a JSON object with a "command" and a "git_commit" key. A file
-without them is refused, so every generated number can be traced to a command and a commit.
+A source must record how it was made: a JSON object with a "command" and a "git_commit" key (at its top,
+or under "provenance" as in a bundle's manifest.json). A file without them is refused, so every generated
+number can be traced to a command and a commit.
 
     .venv/bin/python scripts/readme_tables.py            # rewrite the marked tables in place
     .venv/bin/python scripts/readme_tables.py --check    # exit 1 and print a diff where README.md differs
@@ -254,6 +255,102 @@ def compare_walk(compare: dict[str, Any]) -> str:
     return md_table(header, rows)
 
 
+def closed_loop_replay(result: dict[str, Any]) -> str:
+    """ "Closed-loop replay": one recorded walk re-driven by `parkour bag replay --sim` with each depth
+    source (bench/results/replay_closed_loop.json, bench/bags/closed_loop.py)."""
+    labels = {"sim_camera": "Simulated camera", "bag": "The bag's depth frames"}
+    rows = []
+    for source, r in result["replays"].items():
+        rows.append(
+            [
+                labels.get(source, source),
+                "same" if r["same_mode_sequence"] else "different: " + ", ".join(r["modes_replayed"]),
+                f"{r['path_m']['p50']:.2f} / {r['path_m']['max']:.2f} m",
+                f"{r['joint_rad']['p50']:.2f} rad",
+            ]
+        )
+    return md_table(["Depth source", "Mode sequence", "Path divergence p50 / max", "Joint divergence p50"], rows)
+
+
+def trained_runs(*manifests: dict[str, Any]) -> str:
+    """ "A student trained here": how each shipped student was trained and exported, from its bundle's
+    manifest.json (models/<name>/manifest.json, ``provenance``)."""
+    rows = []
+    for m in manifests:
+        p = m["provenance"]
+        rows.append(
+            [
+                f"`{m['name']}`",
+                f"`{p['command']}`",
+                f"{p['wall_s'] / 60:.0f} min",
+                p["training"],
+                p["precision_choice"],
+                f"`{p['git_commit'][:7]}{'-dirty' if p['git_commit'].endswith('-dirty') else ''}`",
+            ]
+        )
+    return md_table(["bundle", "command", "wall time", "training", "export", "commit"], rows)
+
+
+def smoke_run(smoke: dict[str, Any]) -> str:
+    """ "The smoke run": one `parkour train smoke` (its smoke.json, kept under training/pipeline/results/)."""
+    wall = smoke["stage_wall_s"]
+    minutes, seconds = divmod(round(wall["total"]), 60)
+    stages = ", ".join(f"{k} {v:.0f} s" for k, v in wall.items() if k != "total")
+    returns = smoke["teacher_return"]
+    n = max(1, min(10, len(returns) // 2))
+    first, last = sum(returns[:n]) / n, sum(returns[-n:]) / n
+    checks = smoke["export_checks"]
+    export = f"ONNX vs torch {checks['fp32_onnx_vs_torch']['max_action_error']:.1e}"
+    if "int8_vs_fp32_onnx" in checks:
+        int8 = checks["int8_vs_fp32_onnx"]
+        export += f", int8 vs fp32 {int8['max_action_error']:.3f} (tolerance {int8['tolerance']:.3f})"
+    sim = smoke["sim"]
+    if not sim.get("ran"):
+        drove = "not run"
+    else:
+        drove = f"active from {sim['active_from_s']:.1f} s, " + (
+            f"fell {sim['fell_at_s'] - sim['active_from_s']:.1f} s after activation" if sim["fell"] else "did not fall"
+        )
+    rows = [
+        ["size, seed", f"`{smoke['size']}`, {smoke['seed']}"],
+        ["wall time", f"{minutes}:{seconds:02d} ({stages})"],
+        [f"teacher return, mean of the first / last {n} iterations", f"{first:.0f} / {last:.0f}"],
+        ["export checks (max action error)", export],
+        ["the student in `parkour sim`", drove],
+    ]
+    return md_table(["", "measured"], rows)
+
+
+def mm_quality(query: dict[str, Any]) -> str:
+    """ "Motion matching": the quality of synthesized motions and the query latency (bench/results/mm_query.json,
+    bench/mm/query.py)."""
+    q = query["quality"]
+    jump, skate = q["max_joint_vel_jump_radps"], q["foot_skate_m"]
+    entry = q["entry_distance_hist"]["all"]
+    ours, brute = query["aabb_index"], query["numpy_brute_force_argmin"]
+    rows = [
+        [
+            "largest joint-velocity jump at a switch",
+            f"{jump['with_inertialization']:.0f} rad/s with inertialization, {jump['without_inertialization']:.0f} "
+            f"without (ordinary frames: p99 {jump['non_switch_frames_p99']:.1f} rad/s)",
+        ],
+        ["foot skate per contact frame", f"p50 {1e3 * skate['p50']:.1f} mm, p95 {1e3 * skate['p95']:.0f} mm"],
+        [
+            "entry distances",
+            f"{entry['min_m']:.2f}-{entry['max_m']:.2f} m, {100 * entry['occupied_fraction']:.0f} % of the "
+            f"{entry['bin_m']:g} m bins filled",
+        ],
+        [
+            f"query latency ({query['database_rows']:,} x {query['feature_dims']} database)",
+            f"p50 {ours['p50_us']:.0f} µs, p99 {ours['p99_us']:.0f} µs; brute-force numpy argmin "
+            f"{brute['p50_us']:,.0f} / {brute['p99_us']:,.0f} µs ({query['speedup_p50']:.1f}x at p50, "
+            f"{100 * query['agreement']:.0f} % agreement)",
+        ],
+        ["synthesis", f"{query['synth_clips_per_s']:.1f} clips/s"],
+    ]
+    return md_table([f"{q['motions']} motions, seed {q['seed']}", "measured"], rows)
+
+
 def faults(result: dict[str, Any]) -> str:
     """ "Fault injection": `parkour faults`, one row per fault with its reason, deadline and verdict."""
     rows = []
@@ -298,11 +395,13 @@ def install_downloads(result: dict[str, Any]) -> str:
     return md_table(["install", "packages", "download (MB)", "largest"], rows)
 
 
-def bench_rows(result: dict[str, Any]) -> str:
-    """Every row of one bench result's ``summary`` list, as SUMMARY.md shows it (p50 and p99 ratios)."""
+def bench_rows(*results: Path) -> str:
+    """Every row of bench results, as SUMMARY.md shows them (p50 and p99 ratios). It takes the files, not
+    their contents: results written before the ``summary`` convention are read by summary.py's extractor
+    for that file name."""
     bench = bench_summary()
     rows = []
-    for r in bench._from_summary(result["summary"], "readme"):
+    for r in (row for path in results for row in bench.rows_for(path)):
         if r.note:
             rows.append([r.what, r.note, "", ""])
             continue
@@ -324,7 +423,12 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "faults": faults,
     "broken_rules": broken_rules,
     "demo_timing": demo_timing,
+    "closed_loop_replay": closed_loop_replay,
+    "trained_runs": trained_runs,
+    "smoke_run": smoke_run,
+    "mm_quality": mm_quality,
 }
+TAKES_PATHS = {bench_rows}  # checked for provenance like the others, then handed over as files
 
 
 # ------------------------------------------------------------------------------ blocks and checks
@@ -361,7 +465,9 @@ def load_source(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as e:
         raise TableError(f"{path}: not JSON ({e})") from e
-    missing = [k for k in PROVENANCE_KEYS if not (isinstance(data, dict) and data.get(k))]
+    # A bundle's manifest.json keeps its provenance under "provenance"; result files keep it at the top.
+    recorded = data.get("provenance", data) if isinstance(data, dict) else None
+    missing = [k for k in PROVENANCE_KEYS if not (isinstance(recorded, dict) and recorded.get(k))]
     if missing:
         raise TableError(
             f"{path}: no {' / '.join(repr(k) for k in missing)}: a README table must come from a result file "
@@ -382,7 +488,7 @@ def generate(block: Block, root: Path) -> str:
         raise TableError(f"table {block.name!r} takes {wanted} source(s), the marker names {len(block.sources)}")
     sources = [load_source(root / s) for s in block.sources]
     try:
-        table = generator(*sources)
+        table = generator(*([root / s for s in block.sources] if generator in TAKES_PATHS else sources))
     except (KeyError, TypeError, ValueError) as e:
         raise TableError(f"table {block.name!r}: unexpected source contents ({e!r})") from e
     return "\n\n" + table + "\n"

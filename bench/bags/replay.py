@@ -23,6 +23,7 @@ import numpy as np
 from parkour_bringup.bag.open_loop import replay_against_bundle
 from parkour_bringup.bag.reader import open_bag
 from parkour_bringup.bag.synthetic import write_synthetic_bag
+from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
 
 
@@ -83,6 +84,7 @@ def main() -> int:
 
     replay_median = float(np.median(replay_s))
     report = {
+        **provenance(),
         "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
         "bag": str(args.bag) if args.bag else f"synthetic ({args.ticks} ticks of {args.bundle})",
         "messages": messages,

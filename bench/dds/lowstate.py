@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from parkour_core.provenance import provenance
 from parkour_core.stats import summary_ms, write_json
 
 IMPLS = ("ours", "unitree_sdk2py", "rclpy")
@@ -314,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"round {k + 1}/{args.rounds}: {impl} done", flush=True)
     summaries = {impl: _summarise(rounds, args.hz) for impl, rounds in results.items()}
     report: dict[str, Any] = {
+        **provenance(),
         "what": f"rt/lowstate (unitree_hg LowState_, G1) at {args.hz:g} Hz between two processes on loopback: "
         "one-way latency writer stamp (just before write) -> reader wake-up, CLOCK_MONOTONIC",
         "implementations": summaries,

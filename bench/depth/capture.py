@@ -37,6 +37,7 @@ import torch
 from PIL import Image
 
 from parkour_core.depth import DepthSpec, crop_pixels, preprocess_depth
+from parkour_core.provenance import provenance
 from parkour_core.stats import summary_ms, write_json
 from parkour_perception.capture import CaptureLoop, DepthCapture, DepthFrame, StreamRequest
 from parkour_perception.software_camera import (
@@ -170,6 +171,7 @@ def measure(frames: int = 300) -> dict[str, Any]:
     torch.set_num_threads(1)
     spec = DepthSpec()
     return {
+        **provenance(),
         "what": "RealSense depth path: preprocessing cost per frame and inject-to-ready latency (wall ms)",
         "frames": frames,
         "policy_image": [spec.height, spec.width],

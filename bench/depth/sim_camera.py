@@ -18,6 +18,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from parkour_core.provenance import provenance
 from parkour_core.robots import G1
 from parkour_core.stats import summary_ms, write_json
 from parkour_sim.depth_camera import TERRAIN_GEOM_GROUP, SimDepthCamera
@@ -64,6 +65,7 @@ def measure(frames: int = 200) -> dict[str, Any]:
     valid = (ray > 0) & (render > 0)
     robot_pixels = int(np.sum(np.abs(images["raycast_with_robot_meshes"] - ray) > 1e-3))
     return {
+        **provenance(),
         "what": "one 87x58 z-depth frame of the simulated D435i (G1 on the box course), wall ms per frame",
         "frames": frames,
         "image": [HEIGHT, WIDTH],

@@ -14,12 +14,13 @@ From the run folders:
 - the lowstate age at the supervisor and the depth exposure -> lowcmd latency per command (sim clock);
 - this tree's per-callback costs (bridge, supervisor, policy), which the baseline does not record.
 
-``--hog`` adds a variant of this tree with a process keeping one core busy beside it. ``--long S``
-adds a run of S sim seconds of this tree for the deadline count. The budget (``BUDGET``) is checked
-on this tree's quiet run. Writes the JSON (``--out``) and a PNG beside it: CPU per node stacked per
-variant, and the period histograms.
+``--unpipelined`` adds this tree with ``bridge.lockstep_pipeline: false`` (sim time held at each tick
+until its answers arrive). ``--hog`` adds a variant of this tree with a process keeping one core busy
+beside it. ``--long S`` adds a run of S sim seconds of this tree for the deadline count. The budget
+(``BUDGET``) is checked on this tree's quiet run. Writes the JSON (``--out``) and a PNG beside it:
+CPU per node stacked per variant, and the period histograms.
 
-    .venv/bin/python bench/graph/run.py --baseline 47e704b --duration 60 --hog --long 300
+    .venv/bin/python bench/graph/run.py --baseline 47e704b --duration 60 --unpipelined --hog --long 300
 """
 
 from __future__ import annotations
@@ -121,10 +122,11 @@ class CpuSampler(threading.Thread):
         }
 
 
-def _config(path: Path) -> Path:
+def _config(path: Path, bridge: dict[str, Any] | None = None) -> Path:
     cfg = yaml.safe_load((ROOT / "config" / "g1_sim.yaml").read_text())
     cfg.setdefault("sim_camera", {})["enabled"] = True
     cfg.setdefault("policy", {})["bundle"] = BUNDLE
+    cfg.setdefault("bridge", {}).update(bridge or {})
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
@@ -143,7 +145,9 @@ def _hog() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def run_variant(name: str, tree: Path, run_dir: Path, duration_s: float, hog: bool) -> dict[str, Any]:
+def run_variant(
+    name: str, tree: Path, run_dir: Path, duration_s: float, hog: bool, bridge: dict[str, Any] | None = None
+) -> dict[str, Any]:
     run_dir = run_dir.resolve()  # the variant runs in its own tree
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -151,7 +155,7 @@ def run_variant(name: str, tree: Path, run_dir: Path, duration_s: float, hog: bo
     # The variant's own packages first on the path: ahead of the editable installs of this checkout.
     env["PYTHONPATH"] = os.pathsep.join([*(str(tree / "src" / p) for p in PACKAGES), str(tree)])
     with tempfile.TemporaryDirectory() as tmp:
-        config = _config(Path(tmp) / "bench_graph.yaml")
+        config = _config(Path(tmp) / "bench_graph.yaml", bridge)
         cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--config", str(config), "--out", str(run_dir),
                "--duration", str(duration_s), "--no-bag"]  # fmt: skip
         sampler = CpuSampler(run_dir.resolve())
@@ -261,6 +265,9 @@ def main() -> int:
     ap.add_argument("--baseline", default="", help="an earlier commit to measure beside this tree")
     ap.add_argument("--hog", action="store_true", help="also run this tree with one core kept busy")
     ap.add_argument("--long", type=float, default=0.0, help="also a run of this many sim seconds (deadlines)")
+    ap.add_argument(
+        "--unpipelined", action="store_true", help="also this tree with bridge.lockstep_pipeline false (held at once)"
+    )
     args = ap.parse_args()
     record = provenance(command_line())
     variants: dict[str, dict[str, Any]] = {}
@@ -272,6 +279,12 @@ def main() -> int:
             for name, tree in trees.items():
                 print(f"{name}: {args.duration:g} s of sim", flush=True)
                 variants[name] = run_variant(name, tree, args.runs / name.split()[0], args.duration, hog=False)
+            if args.unpipelined:
+                print("current, lockstep not pipelined", flush=True)
+                variants["current, lockstep not pipelined"] = run_variant(
+                    "unpipelined", ROOT, args.runs / "unpipelined", args.duration, hog=False,
+                    bridge={"lockstep_pipeline": False},
+                )  # fmt: skip
             if args.hog:
                 print("current with a core kept busy", flush=True)
                 variants["current, one core busy"] = run_variant(

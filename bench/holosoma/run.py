@@ -37,6 +37,7 @@ from parkour_core.assets import resolve
 from parkour_core.bundle import load_bundle
 from parkour_core.hashing import sha256_file
 from parkour_core.paths import repo_root
+from parkour_core.provenance import provenance
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import summary_ms, write_json
 
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return round(a[key] / b[key], 3)
 
     report = {
+        **provenance(),
         "what": "one 50 Hz walking-policy step on holosoma-inference's G1 ONNX, same states and commands: "
         "ours = PolicyRunner.step (models/g1_walk); peer = holosoma-inference LocomotionPolicy loop body "
         "(_apply_velocity + update_phase_time + policy_action, robot interface stubbed)",

@@ -1,8 +1,9 @@
 """Motion-matching search: our AABB index vs a plain numpy brute-force argmin, same database, same queries.
 
 Writes bench/results/mm_query.json: query latency p50/p99 (microseconds) of both over the locomotion
-database (with mirrors), whether they agree, and end-to-end synthesis throughput (clips per second,
-files not written). Timings never decide pass/fail.
+database (with mirrors), whether they agree, end-to-end synthesis throughput (clips per second,
+files not written), and the quality summary (quality.json) of `parkour mm synth --count 64 --seed 1`.
+Timings never decide pass/fail.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from parkour_core.provenance import provenance
 from training.motion_matching.search import brute_force_argmin
 from training.motion_matching.skills import load_registry
-from training.motion_matching.synth import Synthesizer, _query
+from training.motion_matching.synth import Synthesizer, _query, synthesize
 
 
 def _percentiles(us: list[float]) -> dict[str, float]:
@@ -30,6 +33,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("bench/results/mm_query.json"))
     p.add_argument("--queries", type=int, default=2000)
     p.add_argument("--clips", type=int, default=10)
+    p.add_argument("--quality-motions", type=int, default=64, help="motions synthesized for quality.json's summary")
+    p.add_argument("--quality-seed", type=int, default=1)
     args = p.parse_args()
 
     synth = Synthesizer(list(load_registry().values()))
@@ -65,6 +70,7 @@ def main() -> None:
     clip_s = time.perf_counter() - t0
     ours_s, brute_s = _percentiles(ours), _percentiles(brute)
     result = {
+        **provenance(),
         "database_rows": len(feats),
         "feature_dims": int(feats.shape[1]),
         "queries": len(queries),
@@ -76,6 +82,10 @@ def main() -> None:
         "synth_frames_per_s": frames / clip_s,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }
+    with tempfile.TemporaryDirectory(prefix="mm_quality_") as tmp:
+        # what `parkour mm synth --count N --seed S` writes as quality.json, for the README's quality figures
+        quality = synthesize(args.quality_motions, args.quality_seed, Path(tmp))["quality"]
+    result["quality"] = {"motions": args.quality_motions, "seed": args.quality_seed, **quality}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(

@@ -29,6 +29,7 @@ from parkour_control.swap import load_candidate  # noqa: E402
 from parkour_core.bundle import load_bundle  # noqa: E402
 from parkour_core.bundles import resolve_bundle  # noqa: E402
 from parkour_core.depth import DepthSpec  # noqa: E402
+from parkour_core.provenance import provenance  # noqa: E402
 from parkour_core.robots import G1  # noqa: E402
 from parkour_core.runner import PolicyRunner, RobotState  # noqa: E402
 from parkour_core.stats import summary_ms  # noqa: E402
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(sum(p > 1.5 * PERIOD_S for p in periods))
 
     result = {
+        **provenance(),
         "what": "50 Hz walking-policy loop while the PHP-sized student loads in another thread",
         "period_ms_idle": summary_ms(idle),
         "period_ms_while_loading": summary_ms(loading),

@@ -33,6 +33,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from parkour_core.provenance import provenance  # noqa: E402
 from training.algorithms.hybrid import MLPActorCritic, RolloutBatch  # noqa: E402
 from training.configs import load_train_config  # noqa: E402
 from training.launch.multi_gpu import DistributedHybridPPODagger  # noqa: E402
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda:0" if args.device == "cuda" else "cpu"
 
     results: dict = {
+        **provenance(),
         "device": torch.cuda.get_device_name(0) if args.device == "cuda" else platform.processor() or "cpu",
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),

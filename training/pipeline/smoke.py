@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from parkour_core.provenance import provenance
 from training.configs.schema import CONFIG_DIR, TrainConfig, load_train_config
 from training.envs.student import CameraConfig
 from training.export.models import SIZES as STUDENT_SIZES
@@ -267,6 +268,7 @@ def run_smoke(
 
     student_rows = student.iterations
     result: dict[str, Any] = {
+        **provenance(),
         "size": size,
         "seed": seed,
         "config": str(config),

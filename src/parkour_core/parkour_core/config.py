@@ -66,6 +66,12 @@ class BridgeConfig:
     lockstep_supervisor: bool = _bounded(
         True, doc="hold sim time at each supervisor tick until its rt/lowcmd for it arrives (once it writes)"
     )
+    lockstep_pipeline: bool = _bounded(
+        True,
+        doc="await a tick's answers at the next supervisor tick, not at once, so the peers compute while physics "
+        "steps on: a lowcmd then acts one supervisor period of sim time after the lowstate it answers, and "
+        "lowstate and depth frames go out at supervisor ticks only",
+    )
     lockstep_timeout_wall_s: float = _bounded(
         2.0, 0.05, 10.0, doc="a peer silent this long (wall time in which sim time could move): stop waiting for it"
     )

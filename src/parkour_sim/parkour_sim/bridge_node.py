@@ -41,7 +41,7 @@ from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
 from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
-from parkour_sim.depth_camera import DepthFrame, SimDepthSensor, depth_to_z16
+from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
 from parkour_sim.lockstep import PeerSilence, TickGrid
 from parkour_sim.physics import RobotSim
@@ -195,6 +195,7 @@ class MujocoBridge:
             [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
         )
         self.camera_ticks_suppressed = 0
+        self.frames_held: list[ScheduledFrame[DepthFrame]] = []
         state_type, cmd_type = message_types(self.spec)
         self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
         self.lowstate_writer = self.link.writer("rt/lowstate", state_type)
@@ -262,7 +263,9 @@ class MujocoBridge:
         self.supervisor_silence.heard(time.perf_counter())
         return True
 
-    def _hold_for_peers(self, supervisor_due: float | None, policy_due: float | None) -> None:
+    def _hold_for_peers(
+        self, supervisor_due: float | None, policy_due: float | None, take_lowcmd: bool = False
+    ) -> None:
         """Hold sim time at a tick of the supervisor or the policy until it has answered for it.
 
         The supervisor answers with a rt/lowcmd written after this step's /clock (computed from this
@@ -276,6 +279,8 @@ class MujocoBridge:
         started = time.perf_counter()
         need_command = b.lockstep_supervisor and supervisor_due is not None and self.last_lowcmd_sim_s is not None
         need_targets = b.lockstep_policy and policy_due is not None and self.last_target_sim_s is not None
+        if take_lowcmd and not need_command:
+            self._receive_lowcmd()  # pipelined: commands are taken only here, so take one that came
         command_at = None if need_command else started
         targets_at = None if need_targets else started
         while command_at is None or targets_at is None:
@@ -347,8 +352,15 @@ class MujocoBridge:
                 self.tilt_exceeded_at_s = s.time
 
     def _camera_tick(self) -> None:
+        """Expose a frame if one is due; the frames due for publication wait in ``frames_held``."""
         assert self.depth is not None
-        for scheduled in self.depth.tick(self.sim.data):
+        self.frames_held.extend(self.depth.tick(self.sim.data, published=False))
+
+    def _publish_frames(self) -> None:
+        assert self.depth is not None
+        held, self.frames_held = self.frames_held, []
+        self.depth.mark_published(held, self.sim.time)
+        for scheduled in held:
             started = time.perf_counter()
             frame = scheduled.frame
             self._depth_pub.publish(fill_image(self._Image(), frame.policy, self._stamp(frame.exposure_s)))
@@ -397,6 +409,12 @@ class MujocoBridge:
         dt = b.physics_dt_s
         lowstate_every = max(1, round(1.0 / (b.lowstate_hz * dt)))
         record_every = max(1, round(1.0 / (TRAJECTORY_HZ * dt)))
+        # Pipelined lockstep: sim time is held at each supervisor tick for the answers to the one before,
+        # so the peers compute tick k while physics steps to k+1. What they may read is sent at ticks only,
+        # and commands are taken only there: what a peer reads at a tick and when its command acts do
+        # not depend on how far physics ran on meanwhile.
+        pipelined = self.on_sim_time and b.lockstep_pipeline and b.lockstep_supervisor
+        awaiting: tuple[float | None, float | None] = (None, None)
         self._spin_thread.start()
         wall_start = time.perf_counter()
         pace_anchor_wall, pace_anchor_sim = wall_start, self.sim.time
@@ -404,7 +422,8 @@ class MujocoBridge:
         step = 0
         try:
             while self.sim.time < duration_s:
-                self._receive_lowcmd()
+                if not pipelined:
+                    self._receive_lowcmd()
                 self.sim.external_force_n = self.faults.push_force(self.sim.time)
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
@@ -418,23 +437,31 @@ class MujocoBridge:
                 t = self.sim.time
                 supervisor_due = self.supervisor_ticks.reached(t)
                 policy_due = self.policy_ticks.reached(t) if self.policy_ticks is not None else None
-                if step % lowstate_every == 0:
+                peer_ticks = self.on_sim_time and (supervisor_due is not None or policy_due is not None)
+                if pipelined and peer_ticks:
+                    self._hold_for_peers(*awaiting, take_lowcmd=True)
+                    awaiting = (supervisor_due, policy_due)
+                if (pipelined and peer_ticks) or (not pipelined and step % lowstate_every == 0):
                     if self.faults.lowstate_stall.active(t):
                         self.lowstate_suppressed += 1
                     else:
                         self._publish_lowstate()
+                if pipelined and peer_ticks and self.frames_held:
+                    self._publish_frames()  # before /clock: a peer ticking now sees exactly the frames due before
                 # /clock only where a peer ticks: every node runs a Python callback per /clock message.
-                if self.on_sim_time and (supervisor_due is not None or policy_due is not None):
+                if peer_ticks:
                     self._publish_clock()
                 if self.depth is not None and self.faults.camera_stall.active(t):
                     self.camera_ticks_suppressed += 1
                 elif self.depth is not None:
                     self._camera_tick()  # while the peers compute their ticks
+                    if not pipelined:
+                        self._publish_frames()
                 if step % record_every == 0:
                     self._record()
                 if handle is not None and step % viewer_every == 0:
                     handle.sync()
-                if self.on_sim_time and (supervisor_due is not None or policy_due is not None):
+                if peer_ticks and not pipelined:
                     self._hold_for_peers(supervisor_due, policy_due)
                 ahead_s = (pace_anchor_wall + (t - pace_anchor_sim) / b.real_time_factor) - time.perf_counter()
                 if ahead_s > 0.0005:

@@ -358,15 +358,21 @@ class SimDepthSensor:
         self.published_age_s: list[float] = []  # sim time at publication - exposure stamp
         self.published_stamps_s: list[float] = []
 
-    def tick(self, data: mujoco.MjData) -> list[ScheduledFrame[DepthFrame]]:
+    def tick(self, data: mujoco.MjData, published: bool = True) -> list[ScheduledFrame[DepthFrame]]:
+        """Expose a frame if one is due and return the frames due for publication. ``published``: they go
+        out now; a caller that sends them later says when with :meth:`mark_published`."""
         now = float(data.time)
         if self.schedule.exposure_due(now):
             self._expose(data, now)
         due = self.schedule.pop_due(now)
-        for f in due:
-            self.published_age_s.append(now - f.exposure_s)
-            self.published_stamps_s.append(f.exposure_s)
+        if published:
+            self.mark_published(due, now)
         return due
+
+    def mark_published(self, frames: list[ScheduledFrame[DepthFrame]], now_s: float) -> None:
+        for f in frames:
+            self.published_age_s.append(now_s - f.exposure_s)
+            self.published_stamps_s.append(f.exposure_s)
 
     def _expose(self, data: mujoco.MjData, now: float) -> None:
         started = time.perf_counter()

@@ -439,6 +439,7 @@ def bench_collectors(
     out: Path = RESULTS, collectors: Sequence[int] = (1, 2), iterations: int = 6, steps: int = 24, num_envs: int = 4
 ) -> dict[str, Any]:
     """Transitions/s reaching the trainer: one process vs a trainer with N collectors; writes ``out``."""
+    from parkour_core.provenance import provenance
     from parkour_core.stats import write_json
 
     task = bench_task(num_envs=num_envs)
@@ -455,6 +456,7 @@ def bench_collectors(
     toy_single = run_single(toy, 20, 24)
     toy_multi = run_distributed(toy, 2, 20, 24)
     data = {
+        **provenance(),
         "what": "HPL DAgger distillation: transitions (env steps reaching the trainer) per second, steady state "
         "(first iteration, with env and process start-up, excluded)",
         "machine": {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
