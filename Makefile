@@ -41,11 +41,13 @@ bench:
 	$(RUN_ENV) $(PY) bench/policy/run.py --out bench/results
 	$(RUN_ENV) $(PY) bench/policy/swap.py --out bench/results/policy_swap.json
 	$(RUN_ENV) $(PY) bench/bags/replay.py --out bench/results/bags_replay.json
+	$(RUN_ENV) $(PY) bench/bags/closed_loop.py --out bench/results/replay_closed_loop.json
 	$(RUN_ENV) $(PY) bench/mm/query.py --out bench/results/mm_query.json
 	bash bench/holosoma/setup.sh
 	$(RUN_ENV) $(PY) bench/holosoma/run.py --out bench/results/holosoma_loop.json
 	$(RUN_ENV) $(PY) bench/dds/lowstate.py --out bench/results/dds_lowstate.json
 	$(RUN_ENV) $(PY) bench/graph/run.py --out bench/results/graph_sim.json
+	$(RUN_ENV) $(PY) bench/graph/robot.py --out bench/results/graph_robot.json
 	$(PY) bench/summary.py
 
 # README.md's measured tables from their JSON result files (scripts/readme_tables.py; --check in the tests).

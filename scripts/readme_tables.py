@@ -351,6 +351,60 @@ def mm_quality(query: dict[str, Any]) -> str:
     return md_table([f"{q['motions']} motions, seed {q['seed']}", "measured"], rows)
 
 
+def graph_variants(result: dict[str, Any]) -> str:
+    """ "The whole graph": one row per `bench/graph/run.py` variant and its long run, with the budget's
+    three figures and what it adds (bench/results/graph_sim.json)."""
+    runs = dict(result["variants"])
+    if result.get("long_run"):
+        runs[f"current, {result['long_run']['sim_s']:g} s run"] = result["long_run"]
+    rows = []
+    for name, v in runs.items():
+        wall = v["policy_period_wall_ms"]
+        rows.append(
+            [
+                name,
+                f"{v['sim_real_time_factor']:.3g}",
+                f"{v['cpu']['total_cores']:.2f}",
+                f"{wall['p50']:.1f} / {wall['p99']:.1f} / {wall['max']:.0f}",
+                f"{v['policy_deadline_misses']} in {v['sim_s']:g} s",
+                "yes" if v["fell"] else "no",
+            ]
+        )
+    limits = result["budget"]["limits"]
+    header = [
+        "variant",
+        f"real-time factor (budget >= {limits['sim_real_time_factor_min']:g})",
+        f"CPU cores, all nodes (<= {limits['total_cores_max']:g})",
+        f"policy period, wall clock p50 / p99 / max ms (p99 <= {limits['policy_period_wall_p99_ms_max']:g})",
+        "policy deadlines missed (sim clock)",
+        "fell",
+    ]
+    return md_table(header, rows)
+
+
+ROBOT_MEASURES = {
+    "policy_period_wall_ms": "policy period",
+    "supervisor_tick_period_wall_ms": "supervisor tick period",
+    "lowstate_age_ms": "lowstate age at the supervisor",
+    "depth_exposure_to_lowcmd_ms": "depth exposure -> lowcmd write",
+}
+
+
+def robot_mode(result: dict[str, Any]) -> str:
+    """ "The whole graph": robot mode on the wall clock against the stand-in, quiet and beside a busy core
+    (bench/results/graph_robot.json, bench/graph/robot.py)."""
+    runs = result["runs"]
+    rows = []
+    for key, label in ROBOT_MEASURES.items():
+        cells = []
+        for run in runs.values():
+            d = run[key] or {}
+            cells.append("n/a" if d.get("p50") is None else f"{d['p50']:.1f} / {d['p99']:.1f} / {d['max']:.0f}")
+        rows.append([f"{label} (ms)", *cells])
+    rows.append(["fell", *("yes" if r["fell"] else "no" for r in runs.values())])
+    return md_table(["wall clock, p50 / p99 / max", *runs], rows)
+
+
 def faults(result: dict[str, Any]) -> str:
     """ "Fault injection": `parkour faults`, one row per fault with its reason, deadline and verdict."""
     rows = []
@@ -427,6 +481,8 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "trained_runs": trained_runs,
     "smoke_run": smoke_run,
     "mm_quality": mm_quality,
+    "graph_variants": graph_variants,
+    "robot_mode": robot_mode,
 }
 TAKES_PATHS = {bench_rows}  # checked for provenance like the others, then handed over as files
 

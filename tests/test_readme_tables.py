@@ -75,31 +75,18 @@ def test_a_source_without_command_or_commit_is_refused(tables, tmp_path, capsys,
     assert f"standup.json: no '{key}'" in capsys.readouterr().err
 
 
-def test_every_generator_renders_from_its_kind_of_source(tables, tmp_path):
-    """The tables whose committed sources do not yet record command and commit (so README.md does not mark
-    them) still render, from copies given a command and a commit."""
-    sources = {
-        "eval_low_platforms": [
-            "training/eval/baseline/g1_walk_low_platforms/eval.json",
-            "training/eval/baseline/student_step_low_platforms/eval.json",
-            "training/eval/baseline/student_step_depth_ablation/eval.json",
-        ],
-        "compare_walk": ["training/student_walk/results/compare.json"],
-    }
+def test_every_generator_has_a_table_in_the_readme(tables):
+    """A generator no table uses is dead code, or a table that fell out of README.md."""
     marked = {block.name for block in tables.find_blocks((REPO / "README.md").read_text())}
-    assert set(sources) | marked == set(tables.GENERATORS)
-    text = []
-    for name, paths in sources.items():
-        for path in paths:
-            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / path, tmp_path / path)
-            _edit_json(tmp_path / path, lambda data: data.update(command="made up", git_commit="0" * 40))
-        text.append(f"<!-- table: {name} ({', '.join(paths)}) -->\n<!-- /table -->\n")
-    readme = tmp_path / "README.md"
-    readme.write_text("\n".join(text))
+    assert marked == set(tables.GENERATORS)
 
-    assert tables.update(readme, tmp_path) == list(sources)
-    assert tables.check(readme, tmp_path) == []
-    out = readme.read_text()
-    assert "| **student_step** | 0.5 m/s | 62 % (0 / 1 / 37) | **33 %** (18 / 2 / 47) |" in out
-    assert "| g1_walk (teacher) | no | 9.91 | 0.299 | 0.130 | 0.43 / 0.60 / 0.37 | 0 s |" in out
+
+def test_a_bundle_manifest_s_provenance_counts_as_the_source_s(tables, tmp_path):
+    """A bundle keeps its command and commit under "provenance"; without them it is refused like any source."""
+    manifest = "models/student_walk/manifest.json"
+    (tmp_path / manifest).parent.mkdir(parents=True)
+    shutil.copy(REPO / manifest, tmp_path / manifest)
+    assert tables.load_source(tmp_path / manifest)["name"] == "student_walk"
+    _edit_json(tmp_path / manifest, lambda data: data["provenance"].pop("git_commit"))
+    with pytest.raises(tables.TableError, match="git_commit"):
+        tables.load_source(tmp_path / manifest)

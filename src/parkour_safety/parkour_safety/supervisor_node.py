@@ -354,7 +354,8 @@ class Supervisor:
             self._robot_state_published_t = now
             self._publish_robot_state(view)
 
-        self.lowstate_ages.append(now - self.last_lowstate_t)
+        if self.core.mode is not Mode.DAMP:  # while it commands the robot: not before, nor once its peer has gone
+            self.lowstate_ages.append(now - self.last_lowstate_t)
         if self.core.mode is Mode.ACTIVE and self.targets is not None:
             self.target_ages.append(now - self.targets.stamp_s)
             exposure = self.depth_behind_tick.get(self.targets_stamp_ns)
