@@ -265,8 +265,8 @@ def closed_loop_replay(result: dict[str, Any]) -> str:
             [
                 labels.get(source, source),
                 "same" if r["same_mode_sequence"] else "different: " + ", ".join(r["modes_replayed"]),
-                f"{r['path_m']['p50']:.2f} / {r['path_m']['max']:.2f} m",
-                f"{r['joint_rad']['p50']:.2f} rad",
+                f"{1e3 * r['path_m']['p50']:.1f} / {1e3 * r['path_m']['max']:.1f} mm",
+                f"{r['joint_rad']['p50']:.3f} rad",
             ]
         )
     return md_table(["Depth source", "Mode sequence", "Path divergence p50 / max", "Joint divergence p50"], rows)

@@ -122,7 +122,8 @@ def run_against_standin(
                                     capture_output=True, text=True, timeout=duration_s * 4 + 120,
                                     preexec_fn=_ahead_of_the_controller)  # fmt: skip
             if bridge.returncode != 0:
-                raise RuntimeError(f"the stand-in robot exited {bridge.returncode}: {bridge.stdout[-2000:]}")
+                output = (bridge.stdout[-2000:] + bridge.stderr[-3000:]).strip()
+                raise RuntimeError(f"the stand-in robot exited {bridge.returncode}: {output}")
         finally:
             for p in procs:
                 if p.poll() is None:

@@ -480,6 +480,7 @@ class MujocoBridge:
     def write_metrics(self) -> None:
         if self.run_dir is None:
             return
+        self.run_dir.mkdir(parents=True, exist_ok=True)  # a run folder that does not exist yet (the stand-in's)
         sim_time = self.sim.time
         camera = None
         if self.depth is not None:
