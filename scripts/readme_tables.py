@@ -386,7 +386,9 @@ ROBOT_MEASURES = {
     "policy_period_wall_ms": "policy period",
     "supervisor_tick_period_wall_ms": "supervisor tick period",
     "lowstate_age_ms": "lowstate age at the supervisor",
-    "depth_exposure_to_lowcmd_ms": "depth exposure -> lowcmd write",
+    "depth_exposure_to_lowcmd_ms": "depth exposure -> lowcmd write, every write",
+    "depth_exposure_to_first_lowcmd_ms": "depth exposure -> the first lowcmd write that used the frame",
+    "standin_step_period_wall_ms": "the stand-in robot's step period",
 }
 
 
@@ -398,7 +400,7 @@ def robot_mode(result: dict[str, Any]) -> str:
     for key, label in ROBOT_MEASURES.items():
         cells = []
         for run in runs.values():
-            d = run[key] or {}
+            d = run.get(key) or {}
             cells.append("n/a" if d.get("p50") is None else f"{d['p50']:.1f} / {d['p99']:.1f} / {d['max']:.0f}")
         rows.append([f"{label} (ms)", *cells])
     rows.append(["fell", *("yes" if r["fell"] else "no" for r in runs.values())])

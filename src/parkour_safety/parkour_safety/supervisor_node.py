@@ -183,6 +183,10 @@ class Supervisor:
         self.target_ages = Samples()
         self.depth_ages = Samples()
         self.exposure_to_lowcmd = Samples()  # ACTIVE: now - exposure of the frame behind the written targets
+        # The same at the first write whose targets used a new frame: the stack's own latency. Per write it
+        # also counts how long a frame stays the newest (33 ms at 30 Hz) and the policy period (20 ms).
+        self.exposure_to_first_lowcmd = Samples()
+        self._last_written_exposure: float | None = None
         self._last_tick_wall: float | None = None
         self._started_wall = time.perf_counter()
         self._no_lowstate_said = 0
@@ -361,6 +365,9 @@ class Supervisor:
             exposure = self.depth_behind_tick.get(self.targets_stamp_ns)
             if exposure is not None:
                 self.exposure_to_lowcmd.append(now - exposure)
+                if exposure != self._last_written_exposure:
+                    self._last_written_exposure = exposure
+                    self.exposure_to_first_lowcmd.append(now - exposure)
         if self.depth_stamp_s is not None:
             self.depth_ages.append(now - self.depth_stamp_s)
 
@@ -455,6 +462,7 @@ class Supervisor:
                 "target_age_ms": summary_ms(self.target_ages),
                 "depth_age_ms": summary_ms(self.depth_ages),
                 "depth_exposure_to_lowcmd_ms": summary_ms(self.exposure_to_lowcmd),
+                "depth_exposure_to_first_lowcmd_ms": summary_ms(self.exposure_to_first_lowcmd),
             },
         )
 

@@ -50,6 +50,9 @@ TRAJECTORY_HZ = 50.0
 DEPTH_FRAME_ID = "camera_depth_optical_frame"
 DEPTH_FRAMES_FILE = "depth_frames.npz"
 REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
+TARGETS_TOPIC = "/policy/joint_targets"
+POLICY_MATCH_TIMEOUT_WALL_S = 20.0  # DDS discovery of the policy's publisher, on a busy machine
+CLOCK_RESEND_WALL_S = 0.05
 
 
 def stamp_parts(t_s: float) -> tuple[int, int]:
@@ -128,7 +131,7 @@ class MujocoBridge:
         self._band_pub.publish(String(data=json.dumps({"state": "hanging", "t": round(self.sim.time, 4)})))
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
-        self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        self.node.create_subscription(JointState, TARGETS_TOPIC, self._on_targets, 10)
         # The robot's remote is whatever input is active (teleop_node's /teleop/joy): encoded into
         # rt/lowstate's wireless_remote, so the supervisor's remote code runs in simulation too.
         self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
@@ -183,6 +186,7 @@ class MujocoBridge:
         # The peers' tick grids: sim time is held at each of their ticks until they have answered.
         self.supervisor_ticks = TickGrid(1.0 / cfg.supervisor.rate_hz)
         self.policy_ticks = TickGrid(self.policy_period_s) if np.isfinite(self.policy_period_s) else None
+        self.expect_policy = False  # set in run(): hold for the policy from its first tick
         self.physics_step_wall = Samples()
         self.step_period_wall = Samples()
         self.lowstate_encode_wall = Samples()
@@ -278,13 +282,21 @@ class MujocoBridge:
         b = self.cfg.bridge
         started = time.perf_counter()
         need_command = b.lockstep_supervisor and supervisor_due is not None and self.last_lowcmd_sim_s is not None
-        need_targets = b.lockstep_policy and policy_due is not None and self.last_target_sim_s is not None
+        need_targets = (
+            b.lockstep_policy and policy_due is not None and (self.last_target_sim_s is not None or self.expect_policy)
+        )
         if take_lowcmd and not need_command:
             self._receive_lowcmd()  # pipelined: commands are taken only here, so take one that came
         command_at = None if need_command else started
         targets_at = None if need_targets else started
+        clock_sent = started
         while command_at is None or targets_at is None:
             now = time.perf_counter()
+            if self.on_sim_time and now - clock_sent > CLOCK_RESEND_WALL_S:
+                # The /clock a peer waits to answer may have gone out before its subscription matched
+                # (discovery on a busy machine): send the same time again; a peer that had it sees no change.
+                self._clock_pub.publish(self._clock_msg)
+                clock_sent = now
             if command_at is None and (self._receive_lowcmd() or self.supervisor_silence.gone(now)):
                 command_at = now
             if targets_at is None and (
@@ -303,6 +315,19 @@ class MujocoBridge:
         if need_targets:
             self.lockstep_waits += 1
             self.policy_wait_wall.append(targets_at - started)
+
+    def _policy_matched(self) -> bool:
+        """Wait (wall time) until this node's /policy/joint_targets subscription has matched the policy."""
+        deadline = time.perf_counter() + POLICY_MATCH_TIMEOUT_WALL_S
+        while time.perf_counter() < deadline:
+            if self.node.count_publishers(TARGETS_TOPIC) > 0:
+                return True
+            time.sleep(0.01)
+        self.node.get_logger().warning(
+            f"no publisher of {TARGETS_TOPIC} after {POLICY_MATCH_TIMEOUT_WALL_S:g} s: "
+            "sim time is held for the policy only once its first targets arrive"
+        )
+        return False
 
     def _targets_reached(self, due_s: float) -> bool:
         last = self.last_target_sim_s
@@ -414,6 +439,13 @@ class MujocoBridge:
         # and commands are taken only there: what a peer reads at a tick and when its command acts do
         # not depend on how far physics ran on meanwhile.
         pipelined = self.on_sim_time and b.lockstep_pipeline and b.lockstep_supervisor
+        # Held for from its first tick, not from its first target heard: while discovery had not matched
+        # the bridge to the policy's targets, sim time once ran 200 ms past a policy tick on a busy machine.
+        self.expect_policy = (
+            self.on_sim_time and b.lockstep_policy and self.policy_ticks is not None and self._policy_matched()
+        )
+        if self.expect_policy:
+            self.policy_silence.heard(time.perf_counter())  # silent from the start counts, so a dead one is left
         awaiting: tuple[float | None, float | None] = (None, None)
         self._spin_thread.start()
         wall_start = time.perf_counter()
