@@ -487,7 +487,7 @@ class MujocoBridge:
                     self.camera_ticks_suppressed += 1
                 elif self.depth is not None:
                     self._camera_tick()  # while the peers compute their ticks
-                    if not pipelined:
+                    if not pipelined and self.frames_held:
                         self._publish_frames()
                 if step % record_every == 0:
                     self._record()
