@@ -27,9 +27,15 @@ WALKED_M = 2.0  # 8 s at 0.5 m/s is 4 m; the policies walk 3-4 m of it
 def test_the_operator_s_procedure_walks_the_g1_on_a_unitree_like_simulator(tmp_path, robot_model):
     standin = StandIn(peer="unitree_sim", robot_model=robot_model, physics_dt_s=0.005)
     run = run_against_standin(tmp_path / "run", 18.0, "g1_walk", standin, GANTRY)
-    # A stand-in stalled past the 50 ms lowstate timeout is damped rightly: say so if that is the failure.
+    # A stand-in stalled past the 50 ms lowstate timeout is damped rightly, and a torque held long enough
+    # can carry a joint past its limit: say which if that is the failure.
     step = run.bridge["periods_wall_ms"]["step"]
-    stand_in = f"stand-in step period max {step['max']} ms, nice {run.bridge['cpu']['nice']}"
+    held, cpu = run.bridge["lowcmd_held_sim_ms"], run.bridge["cpu"]
+    stand_in = (
+        f"stand-in step period max {step['max']} ms, nice {cpu['nice']}, memory locked {cpu['memory_locked']}, "
+        f"major page faults {cpu['major_page_faults']} (supervisor {run.supervisor['cpu']['major_page_faults']}); "
+        f"commands held p99 {held['p99']} max {held['max']} ms of sim time"
+    )
     assert run.moves() == [
         ("DAMP", "STAND_UP", "stand up requested"),
         ("STAND_UP", "STAND", "stand-up complete"),

@@ -31,6 +31,9 @@ READY_TIMEOUT_S = 90.0  # parkour robot up (rclpy, DDS, the bundle loaded) on a 
 # stand-in does share it, and a stand-in starved past the supervisor's lowstate timeout (50 ms) is
 # damped as a silent robot must be. Where the OS allows, it runs ahead of the controller and of other
 # load, so host load starves the controller first, as on a robot; bridge.json's cpu.nice says if it did.
+# Its memory is locked too (bridge.lock_memory), like the controller's on a robot (g1_robot.yaml): some
+# hosts' kernels page out file pages untouched for seconds (DAMON here), code included, and a step
+# that faults its code back in waits for the disk; bridge.json's cpu.major_page_faults counts those.
 STANDIN_NICE = -10
 
 
@@ -68,7 +71,7 @@ def _configs(tmp: Path, domain: int, bundle: str, standin: StandIn, steps: list[
     sim["dds"] = {"domain": domain, "interface": "lo"}
     sim["bridge"].update(
         clock="wall", peer=standin.peer, robot_model=standin.robot_model, physics_dt_s=standin.physics_dt_s,
-        command_gap_s=standin.command_gap_s,
+        command_gap_s=standin.command_gap_s, lock_memory=True,
     )  # fmt: skip
     sim.setdefault("sim_camera", {}).update({"enabled": standin.camera, "latency_min_s": 0.0, "latency_max_s": 0.0})
     sim["policy"]["bundle"] = bundle

@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parse_node_args(__doc__ or "", argv)
     section = args.config.policy
-    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "policy_node"):
+    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "policy_node", section.lock_memory):
         print(line, flush=True)
     try:
         node = PolicyNode(args.config, args.run_dir, args.ros_args)

@@ -59,6 +59,9 @@ class BridgeConfig:
         "wall time, no /clock and no lockstep, stamps on the wall clock (parkour robot --iface lo against it)",
     )
     physics_dt_s: float = _bounded(0.002, 0.0005, 0.01)
+    lock_memory: bool = _bounded(
+        False, doc="mlockall the bridge process (a stand-in robot: a robot's own state is never stuck on a disk)"
+    )
     lowstate_hz: float = _bounded(500.0, 50.0, 2000.0)
     real_time_factor: float = _bounded(1.0, 0.05, 100.0, doc="target sim/wall speed; the sim never runs faster")
     initial_base_height_m: float = _bounded(0.0, 0.0, 2.0, doc="0: the robot's standing height")
@@ -87,6 +90,7 @@ class SupervisorConfig:
         [], doc="CPUs the supervisor process runs on ([]: any)"
     )
     realtime_priority: int = _bounded(0, 0, 99, doc="SCHED_FIFO priority of the supervisor process (0: off)")
+    lock_memory: bool = _bounded(False, doc="mlockall the supervisor process: the kernel may not evict its pages")
     lowstate_timeout_s: float = _bounded(0.1, 0.005, 2.0)
     target_timeout_s: float = _bounded(0.1, 0.02, 2.0)
     max_tilt_rad: float = _bounded(0.8, 0.1, 1.5, doc="base tilt beyond which the robot is falling -> DAMP")
@@ -161,6 +165,7 @@ class PolicyConfig:
         [], doc="CPUs the policy process runs on ([]: any)"
     )
     realtime_priority: int = _bounded(0, 0, 99, doc="SCHED_FIFO priority of the policy process (0: off)")
+    lock_memory: bool = _bounded(False, doc="mlockall the policy process: the kernel may not evict its pages")
     command_timeout_s: float = _bounded(0.5, 0.05, 10.0, doc="no /cmd_vel for this long -> zero velocity")
     providers: str = _bounded("auto", choices=("auto", "cpu", "cuda"), doc="auto: CUDA where onnxruntime-gpu has it")
     emulate_depth_latency: bool = _bounded(

@@ -350,14 +350,14 @@ class JointCommand:
         return all(bool(np.all(np.isfinite(a))) for a in (self.q, self.dq, self.kp, self.kd, self.tau))
 
 
-def damp_command(spec: RobotSpec, kd: float) -> JointCommand:
+def damp_command(spec: RobotSpec, kd: float, kd_stand: FloatArray | None = None) -> JointCommand:
     """kp 0, kd > 0: the motors only resist motion. The position target (unused) is the default pose,
-    which lies inside every joint's limits. A joint's kd is at most its stand kd: the bound that keeps
-    a light joint's damping stable where the torque is held between commands (the spec's stand gains)
-    bounds its damping too."""
+    which lies inside every joint's limits. A joint's kd is at most its stand kd (``kd_stand``: the
+    supervisor's, overrides included; default the spec's): the bound that keeps a light joint's
+    damping stable where the torque is held between commands bounds its damping too."""
     n = spec.num_joints
     zeros = np.zeros(n)
-    kd_joints = np.minimum(kd, spec.kd_stand)
+    kd_joints = np.minimum(kd, spec.kd_stand if kd_stand is None else kd_stand)
     return JointCommand(q=spec.default_q.copy(), dq=zeros.copy(), kp=zeros.copy(), kd=kd_joints, tau=zeros.copy())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,6 +73,7 @@ class CpuMeter:
     def __init__(self) -> None:
         self._start = os.times()
         self._wall = time.perf_counter()
+        self._major_faults = _major_page_faults()
 
     def report(self, sim_s: float | None = None) -> dict[str, float | None]:
         now = os.times()
@@ -84,7 +86,26 @@ class CpuMeter:
             "cores": round((user + system) / wall, 4) if wall > 0 else None,  # CPU seconds per second of run
             "cpu_s_per_sim_s": round((user + system) / sim_s, 4) if sim_s else None,
             "nice": os.getpriority(os.PRIO_PROCESS, 0),  # what the scheduler weighed it by
+            # pages read back from disk, each a stall: code and data the kernel had evicted (lock_memory)
+            "major_page_faults": _major_page_faults() - self._major_faults,
+            "memory_locked": _memory_locked(),
         }
+
+
+def _memory_locked() -> bool | None:
+    """Whether this process has locked memory (VmLck > 0: Linux; None elsewhere). VmLck is the size of
+    the locked mappings, not of the resident pages, so only whether it is zero says anything."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmLck:"):
+                return int(line.split()[1]) > 0
+    except OSError:
+        pass
+    return None
+
+
+def _major_page_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt
 
 
 def write_json(path: Path, data: Any) -> None:

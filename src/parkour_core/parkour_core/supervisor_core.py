@@ -513,7 +513,7 @@ class SupervisorCore:
             )  # unreachable: ACTIVE is left the tick its targets go unusable
         if mode is Mode.BLIND:
             return self._fallback_command(now, robot, velocity)
-        return damp_command(self.spec, self.settings.kd_damp)
+        return damp_command(self.spec, self.settings.kd_damp, self._stand_gains[1])
 
     def _fallback_command(self, now: float, robot: RobotReading, velocity: FloatArray) -> JointCommand:
         gait = self.fallback

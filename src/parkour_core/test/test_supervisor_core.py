@@ -1034,6 +1034,20 @@ def test_stand_up_and_stand_use_the_configured_stand_gains():
         np.testing.assert_array_equal(np.delete(cmd.kd, 3), np.delete(G1.kd_stand, 3))
 
 
+def test_damping_is_bounded_by_the_configured_stand_damping_too():
+    # A stand kd lowered in config for a peer that holds the torque must bound DAMP's kd as well:
+    # with the spec's kd there, the damped arms swung on such a peer before the stand-up began.
+    wrist, knee = G1.joint_names.index("left_wrist_roll_joint"), G1.joint_names.index("left_knee_joint")
+    settings = dataclasses.replace(SETTINGS, stand_gains={"left_wrist_roll_joint": [40.0, 0.05],
+                                                          "left_knee_joint": [150.0, 1.0]})  # fmt: skip
+    rig = make_rig(settings)
+    damp, _ = rig.step()
+    assert rig.core.mode is Mode.DAMP
+    assert damp.kd[wrist] == 0.05 and damp.kd[knee] == 1.0 and not damp.kp.any()
+    others = np.delete(np.arange(G1.num_joints), [wrist, knee])
+    np.testing.assert_array_equal(damp.kd[others], np.minimum(SETTINGS.kd_damp, G1.kd_stand)[others])
+
+
 def test_a_blind_fallback_without_a_gait_is_refused_in_so_many_words():
     with pytest.raises(ValueError, match=r"^limits\.fallback is BLIND but no fallback gait was given$"):
         SupervisorCore(G1, SETTINGS, fallback=None)

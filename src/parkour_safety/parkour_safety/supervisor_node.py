@@ -470,7 +470,7 @@ class Supervisor:
 def main(argv: list[str] | None = None) -> int:
     args = parse_node_args(__doc__ or "", argv)
     section = args.config.supervisor
-    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "supervisor_node"):
+    for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "supervisor_node", section.lock_memory):
         print(line, flush=True)
     try:
         sup = Supervisor(args.config, args.run_dir, args.live, args.ros_args)

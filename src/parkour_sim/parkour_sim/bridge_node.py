@@ -35,6 +35,7 @@ from parkour_core.config import BRIDGE_FAULTS, StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
+from parkour_core.realtime import lock_memory_line
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import init_rclpy
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
@@ -43,7 +44,7 @@ from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
-from parkour_sim.lockstep import PeerSilence, TickGrid
+from parkour_sim.lockstep import PeerSilence, TickGrid, WallPacer
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -53,6 +54,8 @@ REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
 TARGETS_TOPIC = "/policy/joint_targets"
 POLICY_MATCH_TIMEOUT_WALL_S = 20.0  # DDS discovery of the policy's publisher, on a busy machine
 CLOCK_RESEND_WALL_S = 0.05
+LONG_LOWCMD_GAP_S = 0.02  # four supervisor periods: reported one by one in bridge.json
+LOCKSTEP_CATCH_UP_S = 0.05  # how far behind wall time a lockstep run steps back to back to catch up
 
 
 def stamp_parts(t_s: float) -> tuple[int, int]:
@@ -189,6 +192,12 @@ class MujocoBridge:
         self.expect_policy = False  # set in run(): hold for the policy from its first tick
         self.physics_step_wall = Samples()
         self.step_period_wall = Samples()
+        self.lowcmd_period_wall = Samples()  # between lowcmds taken: the gaps a held-torque peer holds across
+        self.last_lowcmd_wall = 0.0
+        # Sim time each command was held until the next: what a held-torque peer (peer: unitree_sim)
+        # integrates one torque over; (sim s, held ms) of each hold past LONG_LOWCMD_GAP_S.
+        self.lowcmd_held_sim = Samples()
+        self.long_lowcmd_gaps: list[tuple[float, float]] = []
         self.lowstate_encode_wall = Samples()
         self.lowcmd_decode_wall = Samples()
         self.clock_publish_wall = Samples()
@@ -262,6 +271,13 @@ class MujocoBridge:
             self.lowcmd_violations += violations
             self.lowcmd_violation_times.append(round(self.sim.time, 4))
         self.sim.set_command(cmd, enabled)
+        if self.last_lowcmd_sim_s is not None:
+            self.lowcmd_period_wall.append(started - self.last_lowcmd_wall)
+            held_s = self.sim.time - self.last_lowcmd_sim_s
+            self.lowcmd_held_sim.append(held_s)
+            if held_s > LONG_LOWCMD_GAP_S and len(self.long_lowcmd_gaps) < 100:
+                self.long_lowcmd_gaps.append((round(self.sim.time, 4), round(held_s * 1000.0, 1)))
+        self.last_lowcmd_wall = started
         self.lowcmd_received += 1
         self.last_lowcmd_sim_s = self.sim.time
         self.supervisor_silence.heard(time.perf_counter())
@@ -449,7 +465,9 @@ class MujocoBridge:
         awaiting: tuple[float | None, float | None] = (None, None)
         self._spin_thread.start()
         wall_start = time.perf_counter()
-        pace_anchor_wall, pace_anchor_sim = wall_start, self.sim.time
+        # On wall time a starved stand-in runs on late, as Unitree's simulators do (WallPacer).
+        catch_up_s = LOCKSTEP_CATCH_UP_S if self.on_sim_time else dt
+        pacer = WallPacer(wall_start, self.sim.time, b.real_time_factor, catch_up_s)
         last_step_wall: float | None = None
         step = 0
         try:
@@ -495,12 +513,9 @@ class MujocoBridge:
                     handle.sync()
                 if peer_ticks and not pipelined:
                     self._hold_for_peers(supervisor_due, policy_due)
-                ahead_s = (pace_anchor_wall + (t - pace_anchor_sim) / b.real_time_factor) - time.perf_counter()
-                if ahead_s > 0.0005:
-                    time.sleep(ahead_s)
-                elif ahead_s < -0.05:
-                    # Behind (a busy machine or a lockstep wait): run on from here, never sprint to catch up.
-                    pace_anchor_wall, pace_anchor_sim = time.perf_counter(), t
+                sleep_s = pacer.sleep_s(time.perf_counter(), t)
+                if sleep_s > 0.0005:
+                    time.sleep(sleep_s)
                 now = time.perf_counter()
                 if last_step_wall is not None:
                     self.step_period_wall.append(now - last_step_wall)
@@ -546,12 +561,17 @@ class MujocoBridge:
                     "camera_frame": summary_ms(self.depth.frame_s) if self.depth is not None else None,
                     "camera_publish": summary_ms(self.depth_publish_s),
                 },
-                "periods_wall_ms": {"step": summary_ms(self.step_period_wall)},
+                "periods_wall_ms": {
+                    "step": summary_ms(self.step_period_wall),
+                    "lowcmd": summary_ms(self.lowcmd_period_wall),
+                },
+                "lowcmd_held_sim_ms": summary_ms(self.lowcmd_held_sim),
                 "band_released_at_s": self.band_released_at_s,
                 "fell": self.fell,
                 "fell_at_s": self.fell_at_s,
                 "scene": self.cfg.bridge.scene,
                 "camera": camera if camera is not None else {"enabled": False},
+                "lowcmd_holds_past_20ms_sim_s_ms": self.long_lowcmd_gaps,
                 "lowcmd_limit_violations": self.lowcmd_violations,
                 "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
                 "faults": {
@@ -588,6 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     extra.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
     known, rest = extra.parse_known_args(argv)
     args = parse_node_args(__doc__ or "", rest)
+    if args.config.bridge.lock_memory:
+        print(lock_memory_line("mujoco_bridge"), flush=True)
     bridge = MujocoBridge(args.config, args.run_dir, args.ros_args)
     try:
         bridge.run(known.duration if known.duration is not None else args.config.run.duration_s, known.viewer)

@@ -55,3 +55,27 @@ class TickGrid:
         due = self.next_s + self.period_s * ((t_s + self.tolerance_s - self.next_s) // self.period_s)
         self.next_s = due + self.period_s
         return due
+
+
+class WallPacer:
+    """Paces sim time to wall time at ``real_time_factor``; never runs faster.
+
+    Behind by more than ``catch_up_s`` (a busy machine, a lockstep hold), it runs on from where it is
+    instead of stepping back to back: on wall time (a stand-in robot) a sprint would hold the last
+    command's torque across every step of the stall with no chance for a new one, a gap the robot it
+    stands in for never makes, so there ``catch_up_s`` is one physics step. In lockstep the peers are
+    waited for at each tick and a short catch-up costs them nothing.
+    """
+
+    def __init__(self, wall: float, sim_s: float, real_time_factor: float, catch_up_s: float) -> None:
+        self.real_time_factor = real_time_factor
+        self.catch_up_s = catch_up_s
+        self.anchor_wall, self.anchor_sim = wall, sim_s
+
+    def sleep_s(self, wall: float, sim_s: float) -> float:
+        """How long to sleep before the step after ``sim_s`` (0: step now); re-anchors when far behind."""
+        ahead_s = self.anchor_wall + (sim_s - self.anchor_sim) / self.real_time_factor - wall
+        if ahead_s < -self.catch_up_s:
+            self.anchor_wall, self.anchor_sim = wall, sim_s
+            return 0.0
+        return max(0.0, ahead_s)

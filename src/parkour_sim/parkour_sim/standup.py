@@ -36,9 +36,12 @@ class Peer:
     robot_model: str = ""
     gap_s: float = 0.0  # commands lost for this long ...
     gap_every_s: float = 0.5  # ... this often (the phase drawn per trial)
+    lost_fraction: float = 0.0  # each command lost with this chance: a controller starved now and then
 
     def label(self) -> str:
         gaps = f", {self.gap_s * 1e3:.0f} ms gaps every {self.gap_every_s:g} s" if self.gap_s else ""
+        if self.lost_fraction:
+            gaps += f", {self.lost_fraction:.0%} of commands lost at random"
         return f"{self.robot_model or 'default'} model, {self.physics_dt_s * 1e3:g} ms step, PD {self.pd_law}{gaps}"
 
 
@@ -79,7 +82,7 @@ def stand_up_trial(cfg: StackConfig, peer: Peer, seed: int, release: bool = Fals
             reading = RobotReading(sim.q, sim.dq, sim.quat_wxyz, sim.gyro, now)
             command, _ = core.tick(SupervisorInputs(now_s=now, robot=reading, requests=tuple(requests)))
             requests.clear()
-            if gaps.dropping(now + phase):
+            if gaps.dropping(now + phase) or rng.random() < peer.lost_fraction:
                 dropped += 1
             else:
                 sim.set_command(command, enabled)

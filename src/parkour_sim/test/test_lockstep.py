@@ -39,3 +39,32 @@ def test_a_tick_grid_reached_by_a_long_step_reports_the_latest_due_time():
     assert grid.reached(0.0) == 0.0
     assert grid.reached(0.065) == 0.06  # three periods in one step: the tick that runs is 60 ms's
     assert grid.reached(0.07) is None and grid.reached(0.0799999999) == 0.08  # float rounding is tolerated
+
+
+def _steps_run_at_once(catch_up_s: float, stall_s: float, dt: float = 0.005) -> int:
+    """Steps a pacer lets run back to back (no sleep) after a stall of ``stall_s`` at 5 ms steps."""
+    from parkour_sim.lockstep import WallPacer
+
+    pacer = WallPacer(wall=0.0, sim_s=0.0, real_time_factor=1.0, catch_up_s=catch_up_s)
+    wall, sim_s = 0.1 + stall_s, 0.1  # 20 steps on time, then the process did not run for stall_s
+    sprinted = 0
+    while pacer.sleep_s(wall, sim_s) == 0.0:
+        sim_s += dt  # a physics step takes no wall time here
+        sprinted += 1
+        if sprinted > 100:
+            break
+    return sprinted
+
+
+def test_on_wall_time_a_stalled_stand_in_runs_on_late_rather_than_sprinting_through_the_stall():
+    # A sprint holds the last lowcmd's torque across every step of the stall (a held-torque peer).
+    assert _steps_run_at_once(catch_up_s=0.005, stall_s=0.03) == 1  # the step that was due, then on time
+    assert _steps_run_at_once(catch_up_s=0.05, stall_s=0.03) == 6  # lockstep: 30 ms of steps at once
+    assert _steps_run_at_once(catch_up_s=0.05, stall_s=0.2) == 1  # far behind: runs on from there too
+
+
+def test_the_pacer_never_runs_faster_than_real_time():
+    from parkour_sim.lockstep import WallPacer
+
+    pacer = WallPacer(wall=10.0, sim_s=0.0, real_time_factor=0.5, catch_up_s=0.005)
+    assert abs(pacer.sleep_s(10.0, 0.01) - 0.02) < 1e-12  # 10 ms of sim at half speed: 20 ms of wall

@@ -7,13 +7,17 @@ pure PD holds this bent-knee pose only with stiff ankles (kp 200; at 40-150 the 
 within 1.5 s). The damping of the light joints is bounded by the peers it must stand up on, not by
 the robot: a PD torque computed once and held for a 5 ms step (Unitree's simulators) diverges when
 kd x dt exceeds about twice the joint's inertia (ankles and wrists: 0.004-0.01 kg m^2, where kd 10
-and kd 2 gave 5-6.6 and 1.1-2.5), so the ankles have kd 0.5 and the wrists 0.3 (kd dt / J <= 0.4).
+and kd 2 gave 5-6.6 and 1.1-2.5), so the ankles have kd 0.5 and the wrists at most 0.3 (kd dt / J <= 0.4).
 A command lost for 50 ms holds the torque for ten such steps: there the hip yaw's kd 7.5 overspeeds
 the leg on mjlab's model during the stand-up (1.65 x its velocity limit), and the waist's kd 10 tips
-the torso past its pitch limit once the robot stands alone; they have kd 3 and 5. The rest keep
-5 % of kp. Damping (DAMP) uses at most these kd (safety.damp_command). parkour_sim.standup stands
-it up with these on both G1 models, at 2 and 5 ms steps, with the torque applied every step or
-held, and with 50 ms command gaps (bench/standup: the success table).
+the torso past its pitch limit once the robot stands alone; they have kd 3 and 5. A controller the
+host starves loses commands at random, so a torque is held for 10-25 ms over and over, damped
+(DAMP) or standing: there the arms' and wrists' kd 2 and 0.3 and the knees' kd 10 overspeed the
+joint (shoulder yaw and elbow 0.03-0.04 kg m^2, knee 0.14, hanging), so they have kd 0.5, 0.1 and 5
+(kd x 25 ms / J <= 0.4, 0.6 and 0.9). The ankles keep kd 0.5: at 0.3 they failed sooner. The rest
+keep 5 % of kp. Damping (DAMP) uses at most these kd (safety.damp_command). parkour_sim.standup
+stands it up with these on both G1 models, at 2 and 5 ms steps, with the torque applied every step
+or held, with 50 ms command gaps and with commands lost at random (bench/standup: the success table).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ _LEG = [
     ("hip_pitch_joint", -2.5307, 2.8798, 32.0, 88.0, -0.312, 150.0, 7.5),
     ("hip_roll_joint", None, None, 20.0, 139.0, 0.0, 150.0, 7.5),
     ("hip_yaw_joint", -2.7576, 2.7576, 32.0, 88.0, 0.0, 150.0, 3.0),
-    ("knee_joint", -0.087267, 2.8798, 20.0, 139.0, 0.669, 200.0, 10.0),
+    ("knee_joint", -0.087267, 2.8798, 20.0, 139.0, 0.669, 200.0, 5.0),
     ("ankle_pitch_joint", -0.87267, 0.5236, 37.0, 50.0, -0.363, 200.0, 0.5),
     ("ankle_roll_joint", -0.2618, 0.2618, 37.0, 50.0, 0.0, 200.0, 0.5),
 ]
@@ -38,11 +42,11 @@ _WAIST = [
 _ARM = [
     ("shoulder_pitch_joint", -3.0892, 2.6704, 37.0, 25.0, 0.2, 40.0, 2.0),
     ("shoulder_roll_joint", None, None, 37.0, 25.0, None, 40.0, 2.0),
-    ("shoulder_yaw_joint", -2.618, 2.618, 37.0, 25.0, 0.0, 40.0, 2.0),
-    ("elbow_joint", -1.0472, 2.0944, 37.0, 25.0, 0.6, 40.0, 2.0),
-    ("wrist_roll_joint", -1.972222, 1.972222, 37.0, 25.0, 0.0, 40.0, 0.3),
-    ("wrist_pitch_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.3),
-    ("wrist_yaw_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.3),
+    ("shoulder_yaw_joint", -2.618, 2.618, 37.0, 25.0, 0.0, 40.0, 0.5),
+    ("elbow_joint", -1.0472, 2.0944, 37.0, 25.0, 0.6, 40.0, 0.5),
+    ("wrist_roll_joint", -1.972222, 1.972222, 37.0, 25.0, 0.0, 40.0, 0.1),
+    ("wrist_pitch_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.1),
+    ("wrist_yaw_joint", -1.614430, 1.614430, 22.0, 5.0, 0.0, 40.0, 0.1),
 ]
 _SHOULDER_ROLL = {"left": (-1.5882, 2.2515, 0.2), "right": (-2.2515, 1.5882, -0.2)}
 
