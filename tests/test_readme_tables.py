@@ -47,20 +47,21 @@ def test_a_changed_number_is_reported_and_rewritten(tables, tmp_path, capsys):
 
     def old_gains_stand_up_once_more(data):
         (entry,) = [e for e in data["summary"] if e["what"] == "stand-up on the band, old stand gains"]
-        assert entry["ours"] == "42/120"
+        assert entry["ours"] == "40/120"
         entry["ours"] = "43/120"
 
     _edit_json(tmp_path / STANDUP, old_gains_stand_up_once_more)
 
     (diff,) = tables.check(readme, tmp_path)
-    assert "-| before (ankles kd 10, wrists 2, hip yaw 7.5, waist 10) | 42 / 120 | 30 / 120 |" in diff
-    assert "+| before (ankles kd 10, wrists 2, hip yaw 7.5, waist 10) | 43 / 120 | 30 / 120 |" in diff
+    old = "| bounded for neither (ankles kd 10, wrists 2, hip yaw 7.5, waist 10) |"
+    assert f"-{old} 40 / 120 | 30 / 120 | 1 / 20 | 0 / 20 |" in diff
+    assert f"+{old} 43 / 120 | 30 / 120 | 1 / 20 | 0 / 20 |" in diff
     assert tables.main(["--check", "--readme", str(readme), "--root", str(tmp_path)]) == 1
     assert "43 / 120" in capsys.readouterr().out
 
     assert tables.main(["--readme", str(readme), "--root", str(tmp_path)]) == 0
     assert tables.check(readme, tmp_path) == []
-    assert "| 43 / 120 | 30 / 120 |" in readme.read_text()
+    assert "| 43 / 120 | 30 / 120 | 1 / 20 | 0 / 20 |" in readme.read_text()
     assert (REPO / "README.md").read_text() != readme.read_text()
 
 

@@ -37,17 +37,15 @@ def test_released_from_the_band_it_stands_on_its_own(cfg, peer):
 
 
 def test_the_old_stand_damping_fails_at_a_5_ms_step(cfg):
-    """The old ankle kd 10 and wrist kd 2: kd dt / J is several at 5 ms, so held torque overshoots and the
-    robot, once released, fails. The trial must see it (it is why the spec's kd is 0.5 and 0.3)."""
+    """The old ankle kd 10, wrist, shoulder yaw and elbow kd 2 and knee kd 10: kd dt / J is up to
+    several at 5 ms, so held torque overshoots and the robot, once released, fails. The trial must see
+    it (it is why the spec's kd are lower)."""
     from dataclasses import replace
 
     from parkour_core.robots import G1
 
-    old = {
-        j.name: [j.kp_stand, 10.0 if "ankle" in j.name else 2.0]
-        for j in G1.joints
-        if "ankle" in j.name or "wrist" in j.name
-    }
+    old_kd = {"ankle": 10.0, "knee": 10.0, "wrist": 2.0, "shoulder_yaw": 2.0, "elbow": 2.0}
+    old = {j.name: [j.kp_stand, kd] for j in G1.joints for part, kd in old_kd.items() if part in j.name}
     stiff = replace(cfg, supervisor=replace(cfg.supervisor, stand_gains=old))
     result = stand_up_trial(stiff, Peer(0.005, "on_command", ""), seed=1, release=True)
     assert result["stood_alone"] is False and result["damped"] is not None, result
