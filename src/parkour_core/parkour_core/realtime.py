@@ -27,7 +27,7 @@ def apply_realtime(cpus: Sequence[int], priority: int, who: str, lock_memory: bo
     lock its memory (``lock_memory``).
 
     Returns one line per setting, what was set or why not (logged by the node)."""
-    lines: list[str] = [lock_memory_line(who)] if lock_memory else []
+    lines: list[str] = [_lock_memory_line(who)] if lock_memory else []
     if cpus:
         available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         wanted = sorted(set(int(c) for c in cpus))
@@ -57,7 +57,7 @@ def apply_realtime(cpus: Sequence[int], priority: int, who: str, lock_memory: bo
     return lines
 
 
-def lock_memory_line(who: str) -> str:
+def _lock_memory_line(who: str) -> str:
     """mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) where nothing can run out: as root (or with
     CAP_IPC_LOCK) or with an unlimited RLIMIT_MEMLOCK. Under a finite limit it is refused here, since
     an allocation past the limit would then fail in the middle of a run."""

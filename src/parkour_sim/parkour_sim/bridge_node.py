@@ -35,7 +35,7 @@ from parkour_core.config import BRIDGE_FAULTS, StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
-from parkour_core.realtime import lock_memory_line
+from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import init_rclpy
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
@@ -608,8 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     extra.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
     known, rest = extra.parse_known_args(argv)
     args = parse_node_args(__doc__ or "", rest)
-    if args.config.bridge.lock_memory:
-        print(lock_memory_line("mujoco_bridge"), flush=True)
+    for line in apply_realtime([], 0, "mujoco_bridge", args.config.bridge.lock_memory):
+        print(line, flush=True)
     bridge = MujocoBridge(args.config, args.run_dir, args.ros_args)
     try:
         bridge.run(known.duration if known.duration is not None else args.config.run.duration_s, known.viewer)

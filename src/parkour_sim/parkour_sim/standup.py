@@ -82,7 +82,8 @@ def stand_up_trial(cfg: StackConfig, peer: Peer, seed: int, release: bool = Fals
             reading = RobotReading(sim.q, sim.dq, sim.quat_wxyz, sim.gyro, now)
             command, _ = core.tick(SupervisorInputs(now_s=now, robot=reading, requests=tuple(requests)))
             requests.clear()
-            if gaps.dropping(now + phase) or rng.random() < peer.lost_fraction:
+            lost = peer.lost_fraction > 0.0 and rng.random() < peer.lost_fraction
+            if gaps.dropping(now + phase) or lost:
                 dropped += 1
             else:
                 sim.set_command(command, enabled)
