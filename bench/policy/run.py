@@ -352,10 +352,10 @@ def trained_torch_modules(bundle: Bundle) -> tuple[Any, Any]:
     import torch
 
     from training.export.models import DepthBackbone, RecurrentStudent
-    from training.student_walk.run import CHECKPOINT, RUN_SIZES
+    from training.student_walk.bundle import CHECKPOINT, pair_size
 
     saved = torch.load(bundle.path / CHECKPOINT, map_location="cpu", weights_only=False)
-    size = RUN_SIZES[saved["size"]].student
+    size = pair_size(saved["state_dict"])
     m = bundle.manifest
     backbone, student = DepthBackbone(size), RecurrentStudent(m.obs_size, size, len(m.joint_names))
     for prefix, module in (("backbone.", backbone), ("student.", student)):

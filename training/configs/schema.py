@@ -60,6 +60,8 @@ class EnvConfig:
         [], doc="skill names to train on ([] = every skill in the motions folder); one teacher per skill"
     )
     height_scan: bool = param(True, doc="teacher's privileged 0.7 m x 0.7 m height scan")
+    camera_width: int = param(87, 10, 848, doc="student tasks: ray-cast depth columns (the bundle's 87, or fewer)")
+    camera_height: int = param(58, 10, 480, doc="student tasks: ray-cast depth rows")
 
     @property
     def decimation(self) -> int:
@@ -127,6 +129,8 @@ class PolicyConfig:
     rnn_hidden: int = param(256, 1, 4096)
     depth: bool = param(False, doc="student: 58x87 depth through the CNN backbone")
     depth_latent: int = param(32, 1, 1024)
+    conv_channels: list = param([32, 64], doc="depth backbone: channels of its two convolutions")  # noqa: RUF009
+    backbone_hidden: int = param(128, 1, 4096, doc="depth backbone: width of its hidden linear layer")
     obs_normalization: bool = param(False, doc="PHP code: empirical_normalization False")
 
 
@@ -166,6 +170,18 @@ class DistillConfig:
     critic_always_trained: bool = param(True, doc="value loss not scaled by lambda_PPO (our choice)")
     latch_mask: bool = param(True, doc="DAgger mask stays off until reset once an env breaks 0.5 m")
     teacher_checkpoints: list = param([], doc="one per skill, in env.skills order")  # noqa: RUF009
+    num_epochs: int = param(2, 1, 100, doc="DAgger-only tasks (rsl_rl Distillation): passes over each rollout")
+    gradient_length: int = param(8, 1, 4096, doc="DAgger-only tasks: truncated BPTT length (steps)")
+    learning_rate: float = param(3e-4, 1e-7, 1.0, doc="DAgger-only tasks")
+    beta_end_fraction: float = param(
+        0.5, 1e-3, 1.0, doc="student_walk: the teacher's share of the blended action falls 1 -> 0 by this fraction"
+    )
+    teacher_env_fraction: float = param(
+        0.125, 0.0, 1.0, doc="student_walk: environments that always run the teacher (the speed reference)"
+    )
+    gate_rate: float = param(
+        0.0, 0.0, 1.01, doc="student_step: trailing step-up rate at which the hybrid schedule advances (0: always)"
+    )
 
 
 @dataclass(frozen=True)
@@ -177,8 +193,27 @@ class SamplingConfig:
 
 
 @dataclass(frozen=True)
+class CourseConfig:
+    """student_step: the platform course and its curriculum (training.student_step.env)."""
+
+    start_cap_m: float = param(0.10, 0.0, 1.0, doc="platforms' upper height at the start of the curriculum")
+    curriculum_fraction: float = param(0.3, 1e-3, 1.0, doc="the cap reaches max_height_m by this fraction")
+    min_height_m: float = param(0.04, 0.0, 1.0)
+    max_height_m: float = param(0.22, 0.0, 1.0)
+    walk_fraction: float = param(0.2, 0.0, 1.0, doc="episodes of stage 1's walking (no course)")
+    progress_reward: bool = param(
+        True,
+        doc="track the command along the course (+x) and end episodes that leave its lane; "
+        "false: track it in the robot's own heading (the first stage-2 run)",
+    )
+    lane_half_width_m: float = param(1.5, 0.1, 10.0, doc="a course episode ends when |y| exceeds this")
+
+
+@dataclass(frozen=True)
 class RunConfig:
     max_iterations: int = param(20000, 1, 10_000_000, doc="K: the schedules run on k / K")
+    minutes: float = param(0.0, 0.0, 100_000.0, doc="time box (0: run max_iterations); K is set from the pace")
+    init: str = param("", doc="student_step: a student-walk bundle (or its checkpoint.pt) to start from")
     save_interval: int = param(500, 1, 10_000_000)
     seed: int = param(0, 0, 2**31 - 1, doc="rank r uses seed + r")
     device: str = param("cuda", choices=("cpu", "cuda"))
@@ -186,8 +221,12 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
+TASKS = ("php", "student_walk", "student_step")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
+    task: str = param("php", choices=TASKS, doc="what the config trains (training.tasks)")
     kind: str = param("teacher", choices=("teacher", "student"))
     env: EnvConfig = field(default_factory=EnvConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
@@ -197,6 +236,7 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    course: CourseConfig = field(default_factory=CourseConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     @property
@@ -262,6 +302,21 @@ def _validate(cfg: TrainConfig) -> None:
             raise ConfigError(f"{key}: expected {n} numbers in [0, {hi}], got {value!r}")
     _check_widths("policy.actor_hidden", cfg.policy.actor_hidden)
     _check_widths("policy.critic_hidden", cfg.policy.critic_hidden)
+    if len(cfg.policy.conv_channels) != 2:
+        raise ConfigError(f"policy.conv_channels: expected two channel counts, got {cfg.policy.conv_channels!r}")
+    _check_widths("policy.conv_channels", cfg.policy.conv_channels)
+    if cfg.course.min_height_m > cfg.course.max_height_m:
+        raise ConfigError(f"course.min_height_m: {cfg.course.min_height_m} is above course.max_height_m "
+                          f"{cfg.course.max_height_m}")  # fmt: skip
+    if cfg.task == "student_walk" and cfg.ppo.num_steps_per_env % cfg.distill.gradient_length:
+        raise ConfigError(
+            f"distill.gradient_length: {cfg.distill.gradient_length} does not divide ppo.num_steps_per_env "
+            f"{cfg.ppo.num_steps_per_env}; rsl_rl's distillation would drop the rollout's last steps"
+        )
+    if cfg.task in ("student_walk", "student_step") and not (cfg.policy.depth and cfg.policy.recurrent == "gru"):
+        raise ConfigError(
+            f"task {cfg.task}: the depth student is recurrent (policy.recurrent: gru, policy.depth: true)"
+        )
     lists = (("env.skills", cfg.env.skills), ("distill.teacher_checkpoints", cfg.distill.teacher_checkpoints))
     for key, value in lists:
         if not all(isinstance(x, str) and x for x in value):
@@ -292,7 +347,7 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError("distill.enabled: a teacher run has no teacher to distil; set it false (or kind: student)")
     if cfg.kind == "student" and cfg.sampling.adaptive:
         raise ConfigError("sampling.adaptive: PHP samples the student's skills uniformly, adaptive sampling is off")
-    if cfg.run.save_interval > cfg.run.max_iterations:
+    if cfg.run.minutes == 0 and cfg.run.save_interval > cfg.run.max_iterations:
         raise ConfigError(
             f"run.save_interval: {cfg.run.save_interval} exceeds run.max_iterations {cfg.run.max_iterations}"
         )

@@ -15,6 +15,7 @@ import numpy as np
 
 from parkour_core.config import StackConfig
 from training.eval.protocol import FAILURES, Protocol, sample_instance, trial_seed
+from training.progress import RunProgress
 
 COURSE_CELL = 1_000_000  # cell index of course trials in the seed tree (apart from the grid's cells)
 
@@ -77,17 +78,36 @@ def course_jobs(p: Protocol, courses: int, obstacles: tuple[int, int], seed: int
 
 
 def run_jobs(
-    bundle: str, cfg: StackConfig, p: Protocol, jobs: list[Job], seed: int, workers: int, depth_ablation: bool = False
+    bundle: str,
+    cfg: StackConfig,
+    p: Protocol,
+    jobs: list[Job],
+    seed: int,
+    workers: int,
+    depth_ablation: bool = False,
+    progress: RunProgress | None = None,
 ) -> list[dict]:
+    """Every job's trial, in the jobs' order; ``progress`` counts them and shows the success so far."""
     if not jobs:
         return []
     args = [(p, seed, job) for job in jobs]
+    trials: list[dict] = []
+
+    def done(trial: dict) -> None:
+        trials.append(trial)
+        if progress is not None:
+            progress.update({"success": sum(t["outcome"] == "success" for t in trials) / len(trials)})
+
     if workers <= 1:
         _init(bundle, cfg, depth_ablation)
-        return [_run(a) for a in args]
+        for a in args:
+            done(_run(a))
+        return trials
     # spawn, not fork: onnxruntime and MuJoCo's renderer do not survive a fork of a process using them.
     with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(bundle, cfg, depth_ablation)) as pool:
-        return pool.map(_run, args, chunksize=1)
+        for trial in pool.imap(_run, args, chunksize=1):
+            done(trial)
+    return trials
 
 
 def summarise_cells(p: Protocol, trials: list[dict]) -> list[dict[str, Any]]:

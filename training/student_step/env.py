@@ -16,6 +16,13 @@ per event, ``clear`` for each platform whose far face the base passes and ``fall
 ends the episode). With gamma 0.99 a walking robot's value is about 3, so a fall costs as much as
 ~270 ticks of perfect tracking and a platform is worth ~30. Velocity tracking, not forward progress:
 FACTS.md's progress reward paid diving forward more than its fall cost.
+
+On a course (``progress_reward``, the default) the tracked velocity is the world-frame one against
+(vx, 0) along the course's +x, not the velocity in the robot's own heading: the heading-frame term
+paid a robot that turned away from the platforms as much as one that walked over them (the first
+stage-2 run did that, and lambda_PPO's weight made the student worse). And a course episode ends,
+without the fall's cost, when the base leaves the course's lane (``|y| > lane_half_width_m``):
+nothing off the lane can be learned about platforms.
 """
 
 from __future__ import annotations
@@ -42,6 +49,11 @@ class CourseConfig:
     max_height_m: float = 0.22
     speed_mps: tuple[float, float] = (0.5, 1.0)
     layout: TerrainConfig = field(default_factory=lambda: TerrainConfig(first_m=(0.75, 2.0), spacing_m=(2.0, 3.0)))
+    # On a course, track the command along the course (+x in the world) and end the episode when the
+    # base leaves the lane; False: track it in the robot's own heading frame (the first stage-2 run,
+    # where PPO was paid for turning away from the platforms and walking on beside them).
+    progress_reward: bool = True
+    lane_half_width_m: float = 1.5
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,12 @@ class StepEnv(WalkEnv):
         v_heading = np.stack([np.cos(yaw) * v[:, 0] + np.sin(yaw) * v[:, 1],
                               -np.sin(yaw) * v[:, 0] + np.cos(yaw) * v[:, 1]], axis=-1)  # fmt: skip
         yaw_rate = sim.gyro[:, 2]
-        track = np.exp(-np.sum((v_heading - command[:, :2]) ** 2, axis=1) / r.sigma_sq)
+        velocity = v_heading
+        left_lane = np.zeros_like(done)
+        if self.course.progress_reward:
+            velocity = np.where(on_course_before[:, None], v[:, :2], v_heading)
+            left_lane = on_course_before & ~done & (np.abs(sim.root_pos[:, 1]) > self.course.lane_half_width_m)
+        track = np.exp(-np.sum((velocity - command[:, :2]) ** 2, axis=1) / r.sigma_sq)
         turn = np.exp(-((yaw_rate - command[:, 2]) ** 2) / r.sigma_sq)
         passed = self.platforms_passed() & ~done[:, None]
         newly = passed & ~before
@@ -133,4 +150,10 @@ class StepEnv(WalkEnv):
         pending = ~before.all(axis=1) & on_course_before
         info["fell_heights"] = heights[np.arange(len(fell)), attempting][fell & pending]
         info["track"] = track
+        if left_lane.any():  # ended here, like a time-out: the value of where it stood is bootstrapped
+            ids = np.flatnonzero(left_lane)
+            self.resample(ids)
+            obs = self.reset(ids)
+            done = done | left_lane
+        info["left_lane"] = left_lane
         return obs, reward, done, info

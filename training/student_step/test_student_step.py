@@ -5,11 +5,11 @@ import torch
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner, RobotState
 from training.envs.student import CameraConfig
+from training.rl.train import train
 from training.student_step.env import CourseConfig, StepEnv
-from training.student_step.run import STEP_SIZES, load_init, run_student_step
 from training.student_step.teacher import ReflexConfig, lift_angles
+from training.student_walk.bundle import CHECKPOINT, load_checkpoint, save_checkpoint
 from training.student_walk.env import WalkConfig, walk_student_manifest
-from training.student_walk.run import CHECKPOINT, RUN_SIZES, build_model
 from training.student_walk.teacher import WalkTeacher
 
 # One 10 cm platform, its near face at x = 1 m, not yawed.
@@ -84,21 +84,36 @@ def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
         env.close()
 
 
+def _walk_then_step(tmp_path, **step_overrides):
+    train("student_walk_tiny", tmp_path / "walk")
+    overrides = {"run.init": str(tmp_path / "walk" / "bundle"), **step_overrides}
+    return train("student_step_tiny", tmp_path / "step", overrides)
+
+
 def test_init_refuses_weights_of_another_size(tmp_path):
-    tiny = RUN_SIZES[STEP_SIZES["tiny"].walk_size].student
-    model = build_model(tiny, 0, 98, 29)
-    torch.save({"size": "walk", "state_dict": model.state_dict()}, tmp_path / CHECKPOINT)
-    with pytest.raises(ValueError, match="holds a 'walk'-size student; this run needs a 'tiny' one"):
-        load_init(model, tmp_path, "tiny")
+    """A checkpoint of another config's student is refused by name, before any training."""
+    from tensordict import TensorDict
+
+    from training.configs.schema import load_train_config
+    from training.rl.models import DepthRecurrentModel
+    from training.student_walk.task import student_model_cfg
+
+    obs = TensorDict({"policy": torch.zeros(2, 98), "depth": torch.zeros(2, 58, 87)}, batch_size=[2])
+    groups = {"actor": ["policy", "depth"]}
+
+    def model(config):
+        kwargs = {k: v for k, v in student_model_cfg(load_train_config(config)).items() if k != "class_name"}
+        return DepthRecurrentModel(obs, groups, "actor", 29, **kwargs)
+
+    save_checkpoint(model("student_walk"), tmp_path / CHECKPOINT)
+    with pytest.raises(ValueError, match="holds a student of sizes"):
+        load_checkpoint(model("student_walk_tiny"), tmp_path)
     with pytest.raises(FileNotFoundError, match="--init"):
-        load_init(model, tmp_path / "nowhere", "tiny")
+        load_checkpoint(model("student_walk_tiny"), tmp_path / "nowhere")
 
 
 def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
-    from training.student_walk.run import run_student_walk
-
-    run_student_walk(tmp_path / "walk", "tiny", seed=0, log=lambda s: None)
-    result = run_student_step(tmp_path / "step", "tiny", seed=0, init=tmp_path / "walk" / "bundle", log=lambda s: None)
+    result = _walk_then_step(tmp_path)
     rows = result["iterations"]
     assert len(rows) == 3
     assert rows[0]["dagger_weight"] == 1.0 and rows[-1]["dagger_weight"] == pytest.approx(0.1)
@@ -111,21 +126,44 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
     # The starting weights were stage 1's: the first iteration's policy is stage 1's student.
     walk = torch.load(tmp_path / "walk" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
     step = torch.load(tmp_path / "step" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
-    assert walk.keys() <= step.keys()
+    assert walk.keys() == step.keys()
     targets = PolicyRunner(bundle).step(
         RobotState(WalkTeacher(1).default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
     )
     assert np.all(np.isfinite(targets))
 
 
-def test_hybrid_schedule_waits_for_step_ups(tmp_path, monkeypatch):
-    """Below the gate's step-up rate lambda_D stays at 1 (the plain ramp would reach 0.1 by the third iteration)."""
-    from training.student_walk.run import run_student_walk
+def test_stage_two_starts_from_stage_one_weights(tmp_path):
+    """With no update at all (zero learning rate) the exported student is stage 1's, tensor for tensor."""
+    result = _walk_then_step(tmp_path, **{"ppo.learning_rate": 1e-7, "ppo.min_lr": 1e-7, "ppo.max_lr": 1e-7})
+    assert result["init"]
+    walk = torch.load(tmp_path / "walk" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
+    step = torch.load(tmp_path / "step" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
+    assert all(torch.allclose(walk[k], step[k], atol=1e-4) for k in walk)
 
-    run_student_walk(tmp_path / "walk", "tiny", seed=0, log=lambda s: None)
-    walk = tmp_path / "walk" / "bundle"
-    result = run_student_step(tmp_path / "step", "tiny", seed=0, init=walk, log=lambda s: None, gate_rate=1.01)
+
+def test_hybrid_schedule_waits_for_step_ups(tmp_path):
+    """Below the gate's step-up rate lambda_D stays at 1 (the plain ramp would reach 0.1 by the third iteration)."""
+    result = _walk_then_step(tmp_path, **{"distill.gate_rate": 1.01})
     rows = result["iterations"]  # no step-up rate reaches a gate of 1.01
-    assert result["ramp_gate_rate"] == 1.01
+    assert result["gate_rate"] == 1.01
     assert [r["schedule_iteration"] for r in rows] == [0, 0, 0]
     assert all(r["dagger_weight"] == 1.0 for r in rows)
+
+
+def test_leaving_the_lane_ends_a_course_episode_without_the_fall_cost():
+    teacher = WalkTeacher(1)
+    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
+    env = StepEnv(WalkConfig(num_envs=2, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
+                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    try:
+        env.reset()
+        sim = env.tracking.sim
+        sim.set_state(0, [0.5, 2.0, 0.78], sim.root_quat[0], sim.q[0], np.zeros(3), np.zeros(3), np.zeros(29))
+        _, reward, done, info = env.step_course(np.zeros((2, 29)))
+        assert done[0] and info["left_lane"][0] and not info["fell"][0]
+        assert reward[0] > -1.0  # not the fall's -5
+        assert not done[1]
+        assert abs(sim.root_pos[0, 1]) < 1.0  # reset onto the course
+    finally:
+        env.close()

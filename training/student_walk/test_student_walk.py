@@ -1,12 +1,12 @@
 import numpy as np
-import torch
 
 from parkour_core.bundle import load_bundle
 from parkour_core.gait import GaitClock
 from parkour_core.runner import PolicyRunner, RobotState
 from training.envs.student import CameraConfig
+from training.progress import read_curve
+from training.rl.train import train
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
-from training.student_walk.run import RUN_SIZES, build_model, dagger_update, run_student_walk, sequence_batch
 from training.student_walk.teacher import WALK_BUNDLE, WalkTeacher
 
 
@@ -63,31 +63,12 @@ def test_student_sees_the_gait_clock_a_policy_runner_would_run():
         env.close()
 
 
-def test_dagger_loss_falls_on_a_fixed_batch():
-    size = RUN_SIZES["tiny"].student
-    model = build_model(size, 0, 98, 29)
-    g = torch.Generator().manual_seed(0)
-    t, n = 8, 4
-    buf = {
-        "obs": torch.randn(t, n, 98, generator=g),
-        "depth": torch.rand(t, n, 58, 87, generator=g),
-        "hidden": torch.zeros(t, n, size.gru_hidden),
-        "starts": torch.zeros(t, n, dtype=torch.bool),
-        "teacher": torch.randn(t, n, 29, generator=g) * 0.5,
-    }
-    buf["starts"][0] = True
-    batch = sequence_batch(buf)
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    first = dagger_update(model, opt, batch, 8, 1, 1, g)
-    for _ in range(20):
-        last = dagger_update(model, opt, batch, 8, 1, 1, g)
-    assert last < 0.7 * first
-
-
 def test_tiny_run_writes_a_bundle_policy_runner_loads(tmp_path):
-    result = run_student_walk(tmp_path, "tiny", seed=0, log=lambda s: None)
-    assert len(result["iterations"]) == 3
+    result = train("student_walk_tiny", tmp_path)
+    assert len(result["iterations"]) == 3 and result["task"] == "student_walk"
     assert (tmp_path / "curves.png").is_file() and (tmp_path / "student_walk.json").is_file()
+    assert [r["iteration"] for r in read_curve(tmp_path / "curve.jsonl")] == [0, 1, 2]
+    assert (tmp_path / "model_latest.pt").is_file()
     bundle = load_bundle(tmp_path / "bundle")
     teacher = WalkTeacher(1)
     assert np.allclose(bundle.manifest.kp, teacher.kp)
@@ -97,6 +78,11 @@ def test_tiny_run_writes_a_bundle_policy_runner_loads(tmp_path):
         RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
     )
     assert np.all(np.isfinite(targets))
+
+
+def test_beta_falls_to_the_students_own_action_and_the_reference_envs_keep_the_teacher(tmp_path):
+    rows = train("student_walk_tiny", tmp_path, {"run.max_iterations": 4})["iterations"]
+    assert [r["beta"] for r in rows] == [1.0, 0.5, 0.0, 0.0]  # beta_end_fraction 0.5 of 4 iterations
 
 
 def test_committed_students_load_and_run_their_gait_clock():

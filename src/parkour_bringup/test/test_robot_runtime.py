@@ -45,6 +45,7 @@ targets = runner.step(RobotState(spec.default_q, np.zeros(spec.num_joints), np.a
 assert np.all(np.isfinite(targets))
 from parkour_bringup.cli import main
 assert main(["model", "verify", "student_step"]) == 0
+assert main(["train", "smoke", "--out", "/nonexistent"]) == 2  # a verb of the workspace: one clear line, not a crash
 print("runtime ok")
 """
 

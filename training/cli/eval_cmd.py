@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from training.eval.evaluate import course_jobs, grid_jobs, run_jobs, summarise_cells, summarise_courses
     from training.eval.protocol import Protocol, sample_instance, trial_seed
     from training.eval.report import markdown_table, plot_heatmap
+    from training.progress import RunProgress
 
     config_path = args.config or config_dir() / "g1_sim.yaml"
     cfg = load_config(config_path, {"bridge.robot_model": args.robot_model} if args.robot_model is not None else None)
@@ -122,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
           f"{workers} processes", flush=True)  # fmt: skip
     record = provenance()
     started = time.perf_counter()
-    trials = run_jobs(bundle, cfg, p, jobs, args.seed, workers, depth_ablation=args.depth_ablation)
+    with RunProgress("parkour eval", total=len(jobs), unit="trials", figures=("success",)) as progress:
+        trials = run_jobs(bundle, cfg, p, jobs, args.seed, workers, args.depth_ablation, progress)
     wall = time.perf_counter() - started
     result = {
         **record,

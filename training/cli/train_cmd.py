@@ -10,9 +10,14 @@ summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (ab
 `--method hil|llp|hpl` runs another paper's method (training/methods/<method>) to the same outputs
 and the same bundle contract.
 
-`student-walk` (issue 13, stage 1) distils the installed walking policy into the recurrent depth
-student by DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid
-DAgger + PPO objective, from stage 1's bundle (`--init`, default models/student_walk).
+`run --config NAME --out DIR [--set KEY=VALUE ...]` trains any task of the one runner (training/rl:
+rsl_rl's storage, PPO and distillation, our task configs and hooks) from its typed config under
+training/configs/. `student-walk` (stage 1) distils the installed walking policy into the recurrent
+depth student by DAgger (student_walk.yaml); `student-step` (stage 2) trains it onward on low
+platforms with PHP's hybrid DAgger + PPO objective, from stage 1's bundle (`--init`, default
+models/student_walk; student_step.yaml). On a terminal they show a progress bar; otherwise a line
+every 15 s. DIR/curve.jsonl grows with every iteration and DIR/model_latest.pt is saved every
+run.save_interval iterations, so a killed run keeps both.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 HELP = "train policies (smoke: the whole CPU pipeline at toy size)"
 METHODS = ("php", "hil", "llp", "hpl")
@@ -44,35 +50,45 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "multi-process DAgger); all end in the same bundle contract",
     )
 
+    r = sub.add_parser("run", help="any task from its training config, through the one runner (training/rl)")
+    r.add_argument("--config", required=True, help="a name under training/configs/ (student_walk, ...) or a YAML path")
+    r.add_argument("--out", type=Path, required=True, help="output folder (curve.jsonl, <task>.json, curves.png, ...)")
+    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (YAML value), e.g. --set run.minutes=20; repeatable")  # fmt: skip
+    r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
+
     w = sub.add_parser("student-walk", help="DAgger from the installed walking policy into the depth student")
     w.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_walk.json, bundle)")
-    w.add_argument("--size", choices=("tiny", "walk"), default="walk", help="tiny: tests (<1 min); walk: the real run")
+    w.add_argument("--size", choices=("tiny", "walk"), default="walk",
+                   help="tiny: tests (<1 min, student_walk_tiny.yaml); walk: student_walk.yaml")  # fmt: skip
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
-    w.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
-    w.add_argument("--minutes", type=float, default=40.0, help="time box of the walk size")
+    w.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's)")
+    w.add_argument("--minutes", type=float, default=None, help="time box (default: the config's, 40 for walk)")
 
     st = sub.add_parser(
         "student-step", help="hybrid DAgger+PPO from the student-walk bundle onto 4-22 cm platforms (stage 2)"
     )
     st.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_step.json, bundle)")
-    st.add_argument("--size", choices=("tiny", "step"), default="step", help="tiny: tests (<1 min); step: the real run")
+    st.add_argument("--size", choices=("tiny", "step"), default="step",
+                    help="tiny: tests (<1 min, student_step_tiny.yaml); step: student_step.yaml")  # fmt: skip
     st.add_argument(
         "--init",
         type=Path,
         default=None,
-        help="student bundle holding checkpoint.pt (or the .pt file) to start from; default models/student_walk",
+        help="student bundle holding checkpoint.pt (or the .pt file) to start from; default: the config's "
+        "run.init (models/student_walk)",
     )
     st.add_argument(
         "--gate-rate",
         type=float,
         default=None,
-        help="trailing step-up rate at which lambda_D ramps down (default: the size's, 0.4)",
+        help="trailing step-up rate at which lambda_D ramps down (default: the config's distill.gate_rate, 0.4)",
     )
     st.add_argument("--seed", type=int, default=0)
     st.add_argument("--device", default="cpu", help="torch device for the student (cpu, cuda)")
-    st.add_argument("--num-envs", type=int, default=None, help="environments (default: the size's)")
-    st.add_argument("--minutes", type=float, default=40.0, help="time box of the step size")
+    st.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's)")
+    st.add_argument("--minutes", type=float, default=None, help="time box (default: the config's, 40 for step)")
 
     c = sub.add_parser("compare-walk", help="the same scripted walk under parkour sim for each bundle, side by side")
     c.add_argument("--bundles", default="g1_walk,models/student_walk", help="comma-separated bundle names or folders")
@@ -82,12 +98,44 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.train_action == "student-walk":
-        from training.student_walk.run import run_student_walk
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs (VALUE read as YAML: numbers, booleans, lists) as config overrides."""
+    import yaml
 
-        r = run_student_walk(args.out, args.size, args.seed, args.device, args.num_envs, args.minutes)
-        print(f"parkour train student-walk: wrote {Path(args.out) / 'student_walk.json'}, bundle {r['bundle']}")
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {pair!r}: expected KEY=VALUE, e.g. run.minutes=20")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> dict[str, Any]:
+    from training.rl.train import train
+
+    return train(config, out, overrides, num_envs)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.train_action == "run":
+        r = _train(args.config, args.out, parse_overrides(args.overrides), args.num_envs)
+        print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, bundle {r.get('bundle')}")
+        return 0
+    if args.train_action in ("student-walk", "student-step"):
+        walk = args.train_action == "student-walk"
+        config = ("student_walk" if walk else "student_step") + ("_tiny" if args.size == "tiny" else "")
+        overrides: dict[str, Any] = {"run.seed": args.seed, "run.device": args.device}
+        if args.minutes is not None:
+            overrides["run.minutes"] = args.minutes
+        if not walk and args.init is not None:
+            overrides["run.init"] = str(args.init)
+        if not walk and args.gate_rate is not None:
+            overrides["distill.gate_rate"] = args.gate_rate
+        r = _train(config, args.out, overrides, args.num_envs)
+        print(
+            f"parkour train {args.train_action}: wrote {Path(args.out) / (r['task'] + '.json')}, bundle {r['bundle']}"
+        )
         return 0
     if args.train_action == "compare-walk":
         from training.student_walk.compare import compare_walk
@@ -98,15 +146,6 @@ def run(args: argparse.Namespace) -> int:
         models = tuple(m.strip() for m in args.robot_models.split(",") if m.strip()) or ("",)
         compare_walk(bundles, args.out, robot_models=models)
         print((Path(args.out) / "compare.md").read_text(), end="")
-        return 0
-    if args.train_action == "student-step":
-        from training.student_step.run import DEFAULT_INIT, run_student_step
-
-        init = args.init or DEFAULT_INIT
-        r = run_student_step(
-            args.out, args.size, args.seed, args.device, args.num_envs, args.minutes, init, gate_rate=args.gate_rate
-        )
-        print(f"parkour train student-step: wrote {Path(args.out) / 'student_step.json'}, bundle {r['bundle']}")
         return 0
     # Imported here: torch and the training stack are not needed by other commands.
     import importlib

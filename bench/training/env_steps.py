@@ -1,0 +1,210 @@
+"""Env-steps/s of a CPU training task through the one runner, beside bare MuJoCo stepping the same robot.
+
+    .venv/bin/python bench/training/env_steps.py --config student_walk --iterations 12 \\
+        --out bench/results/training_env_steps.json
+
+In one process, alternating blocks so both share the machine's noise:
+
+- **bare MuJoCo**: ``BatchedMujoco`` with the task's robot, environment count, physics step,
+  decimation and PD servos, holding the default pose: the physics alone (``mujoco.rollout`` over
+  the environments plus the per-environment state refresh), ``--bare-steps`` policy steps a block;
+- **the task**: ``training.rl.train``'s runner on the config (its environment, teacher, student and
+  update), ``--iterations`` iterations a block after one warm-up iteration.
+
+Where the task's time goes is measured by wrapping the methods that do the work with timers:
+physics (``BatchedMujoco.step``), ray-cast depth (``DepthPipeline.after_physics``: ray casts, noise
+model, preprocessing), the student's and the teacher's observation terms (parkour_core, one
+environment at a time), the teacher's policy (onnxruntime), the privileged observation, the
+student's forward pass and the storage (``alg.act``, ``alg.process_env_step``), the update
+(``alg.update``) and the rest (Python glue). Reported per env-step (microseconds) and as fractions.
+
+Writes JSON with medians and p99 of the per-iteration rates, the ratio task / bare, the breakdown,
+the command and the commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+from parkour_core.provenance import provenance  # noqa: E402
+from parkour_core.stats import write_json  # noqa: E402
+
+
+class Timers:
+    """Accumulated wall time of wrapped methods (class attributes, so every instance is timed)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self._restore: list[Callable[[], None]] = []
+
+    def wrap(self, owner: Any, method: str, name: str) -> None:
+        original = getattr(owner, method)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - started
+                self.calls[name] += 1
+
+        setattr(owner, method, timed)
+        self._restore.append(lambda: setattr(owner, method, original))
+
+    def clear(self) -> None:
+        self.seconds.clear()
+        self.calls.clear()
+
+    def restore(self) -> None:
+        for undo in reversed(self._restore):
+            undo()
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=float)
+    return {"median": float(np.median(a)), "p1": float(np.percentile(a, 1)), "p99": float(np.percentile(a, 99)),
+            "n": int(a.size)}  # fmt: skip
+
+
+def bare_block(task: Any, steps: int) -> list[float]:
+    """Env-steps/s of each policy step of a BatchedMujoco like the task's, holding the default pose."""
+    from training.envs.mujoco_cpu import BatchedMujoco
+
+    sim = task.env.tracking.sim
+    bare = BatchedMujoco(
+        sim.num_envs, sim.robot, sim.physics_dt_s, sim.decimation, kp=sim.kp, kd=sim.kd, nthread=len(sim._thread_data)
+    )
+    try:
+        q = np.tile(sim.robot.default_q, (sim.num_envs, 1))
+        for i in range(sim.num_envs):
+            bare.set_state(i, [0.0, 0.0, 0.8], [1.0, 0, 0, 0], sim.robot.default_q, np.zeros(3), np.zeros(3),
+                           np.zeros(len(q[0])))  # fmt: skip
+        rates = []
+        for _ in range(steps):
+            started = time.perf_counter()
+            bare.step(q)
+            rates.append(sim.num_envs / (time.perf_counter() - started))
+        return rates
+    finally:
+        bare.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default="student_walk", help="training config (a CPU task)")
+    parser.add_argument("--iterations", type=int, default=12, help="timed training iterations per block")
+    parser.add_argument("--bare-steps", type=int, default=200, help="bare MuJoCo policy steps per block")
+    parser.add_argument("--blocks", type=int, default=2, help="alternating bare / task blocks")
+    parser.add_argument("--num-envs", type=int, default=None)
+    parser.add_argument("--label", default="", help="what this tree is (e.g. 'before', 'after')")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "training_env_steps.json")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from training.configs.schema import load_train_config
+    from training.envs.mujoco_cpu import BatchedMujoco
+    from training.envs.student import DepthPipeline, StudentEnv
+    from training.envs.tracking import TrackingEnv
+    from training.rl.env import NumpyVecEnv
+    from training.rl.runner import Budget, Runner
+    from training.rl.train import task_class
+    from training.student_walk.teacher import WalkTeacher
+
+    torch.set_num_threads(2)
+    cfg = load_train_config(args.config, {"run.save_interval": 1_000_000})
+    task = task_class(cfg.task)(cfg, args.num_envs)
+    env = NumpyVecEnv(task, "cpu", cfg.as_dict())
+    out_dir = Path("/tmp") / f"env_steps_{cfg.task}"
+    runner = Runner(env, task.train_cfg(), out_dir, "cpu", hooks=task, figures=())
+    task.initialize(runner)
+
+    timers = Timers()
+    timers.wrap(BatchedMujoco, "step", "physics")
+    timers.wrap(DepthPipeline, "after_physics", "depth")
+    timers.wrap(StudentEnv, "policy_observation", "student_observation")
+    timers.wrap(TrackingEnv, "observe", "privileged_observation")
+    timers.wrap(WalkTeacher, "act", "teacher")
+    timers.wrap(type(task), "step", "env_step")
+    timers.wrap(type(runner.alg), "act", "student_forward")
+    timers.wrap(type(runner.alg), "process_env_step", "storage")
+    timers.wrap(type(runner.alg), "update", "update")
+
+    bare_rates: list[float] = []
+    task_rates: list[float] = []
+    collect_rates: list[float] = []
+    totals: dict[str, float] = defaultdict(float)
+    env_steps = 0
+    try:
+        runner.train(Budget(iterations=1), name="warm-up")
+        for _ in range(args.blocks):
+            bare_rates += bare_block(task, args.bare_steps)
+            timers.clear()
+            rows = runner.train(Budget(iterations=args.iterations), name=args.config)[-args.iterations :]
+            task_rates += [r["env_steps_per_s"] for r in rows]
+            collect_rates += [r["collect_env_steps_per_s"] for r in rows]
+            env_steps += sum(runner.cfg["num_steps_per_env"] * task.num_envs for _ in rows)
+            for k, v in timers.seconds.items():
+                totals[k] += v
+            totals["iterations"] += sum(r["wall_s"] for r in rows)
+    finally:
+        timers.restore()
+        env.close()
+
+    wall = totals.pop("iterations")
+    env_rest = totals["env_step"] - sum(totals[k] for k in ("physics", "depth", "student_observation",
+                                                           "privileged_observation", "teacher"))  # fmt: skip
+    learner_rest = wall - totals["env_step"] - totals["student_forward"] - totals["storage"] - totals["update"]
+    parts = {
+        "physics (mujoco rollout + state refresh)": totals["physics"],
+        "ray-cast depth (rays, noise, preprocessing)": totals["depth"],
+        "student observation terms (parkour_core, per env)": totals["student_observation"],
+        "privileged observation (height scan, tracking terms)": totals["privileged_observation"],
+        "teacher (its observation terms + onnxruntime, per env)": totals["teacher"],
+        "rest of the env step (Python: resets, rewards, terrain, bookkeeping)": env_rest,
+        "student forward (torch, acting)": totals["student_forward"],
+        "storage (rsl_rl process_env_step)": totals["storage"],
+        "update (rsl_rl, torch)": totals["update"],
+        "rest of the runner (tensordict conversion, logging)": learner_rest,
+    }
+    bare = percentiles(bare_rates)
+    ours = percentiles(task_rates)
+    result = {
+        **provenance(),
+        "label": args.label,
+        "config": args.config,
+        "num_envs": task.num_envs,
+        "steps_per_iteration": runner.cfg["num_steps_per_env"],
+        "parameters": sum(p.numel() for p in runner.alg.get_policy().parameters()),
+        "torch_threads": torch.get_num_threads(),
+        "bare_mujoco_env_steps_per_s": bare,
+        "task_env_steps_per_s": ours,
+        "task_collect_env_steps_per_s": percentiles(collect_rates),
+        "ratio_task_to_bare_median": ours["median"] / bare["median"],
+        "time_per_env_step_us": {k: 1e6 * v / env_steps for k, v in parts.items()},
+        "time_fraction": {k: v / wall for k, v in parts.items()},
+        "method": "alternating blocks in one process: bare BatchedMujoco (same robot, envs, dt, decimation, "
+        "PD servos) holding the default pose, then the task through training.rl's runner; per-iteration rates; "
+        "the breakdown from timers wrapped around the methods named",
+    }
+    write_json(args.out, result)
+    print(f"{args.config}: task {ours['median']:.0f} env-steps/s (p1 {ours['p1']:.0f}), bare MuJoCo "
+          f"{bare['median']:.0f}: ratio {result['ratio_task_to_bare_median']:.2f}")  # fmt: skip
+    for k, v in result["time_per_env_step_us"].items():
+        print(f"  {v:8.0f} us/env-step  {100 * result['time_fraction'][k]:5.1f} %  {k}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

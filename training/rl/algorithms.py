@@ -1,0 +1,159 @@
+"""Our two algorithms, each a small subclass of rsl_rl's, over rsl_rl's storage and models.
+
+- :class:`BlendedDistillation`: rsl_rl's ``Distillation`` (DAgger: the teacher labels every step
+  the student visits, recurrent TBPTT over the rollout) acting with a blend of the two,
+  ``a = w t + (1 - w) s``: ``w = beta`` falling 1 -> 0 over the first ``beta_end_fraction`` of the
+  run, and ``w = 1`` in a fixed first ``teacher_env_fraction`` of the environments (the speed
+  reference). Stage 1 of the walking student.
+- :class:`HybridPPO`: PHP's objective ``L = lambda_PPO (L_surr - c_H H) + c_V L_V + lambda_D c_D L_D``
+  on rsl_rl's ``PPO``: its storage, GAE, recurrent mini-batches, clipped surrogate and value loss,
+  with the DAgger MSE of the policy's mean to the teacher's labels added and both weighted by
+  ``training.algorithms.schedules.schedule_at(k, K)`` (lambda_D = max(0.1, 1 - k / (K/2)),
+  lambda_PPO = 1 - lambda_D; the KL-adaptive learning rate only once lambda_PPO > 0.1). ``k`` is
+  set from outside (``schedule_iteration``): a task may gate it on success. Stage 2.
+
+rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`HybridPPO.update` restates its
+mini-batch loop with the extra term (RND, symmetry and multi-GPU are refused rather than half-kept).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from rsl_rl.algorithms import PPO, Distillation
+from rsl_rl.utils import unpad_trajectories
+from tensordict import TensorDict
+from torch import nn
+
+from training.algorithms.schedules import schedule_at
+from training.rl.models import TEACHER_GROUP
+
+
+class BlendedDistillation(Distillation):
+    """See the module docstring."""
+
+    def __init__(
+        self, *args: Any, beta_end_fraction: float = 0.5, teacher_env_fraction: float = 0.125, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        if not 0.0 < beta_end_fraction <= 1.0 or not 0.0 <= teacher_env_fraction <= 1.0:
+            raise ValueError(f"beta_end_fraction {beta_end_fraction} must be in (0, 1], teacher_env_fraction "
+                             f"{teacher_env_fraction} in [0, 1]")  # fmt: skip
+        self.beta_end_fraction = beta_end_fraction
+        self.teacher_envs = max(1, int(self.storage.num_envs * teacher_env_fraction)) if teacher_env_fraction else 0
+        self.beta = 1.0
+        # The teacher's labels come with the observation: it has no weights to load.
+        self.teacher_loaded = True
+
+    def set_progress(self, fraction: float) -> None:
+        """Where the run is (0..1, by iterations or by its time box): sets beta."""
+        self.beta = max(0.0, 1.0 - fraction / self.beta_end_fraction)
+
+    def blend_weights(self, num_envs: int, device: torch.device | str) -> torch.Tensor:
+        weights = torch.full((num_envs, 1), self.beta, device=device)
+        weights[: self.teacher_envs] = 1.0
+        return weights
+
+    def act(self, obs: TensorDict) -> torch.Tensor:
+        student = super().act(obs)
+        teacher = self.transition.privileged_actions
+        assert teacher is not None
+        weights = self.blend_weights(student.shape[0], student.device)
+        return weights * teacher + (1.0 - weights) * student
+
+
+class HybridPPO(PPO):
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        *args: Any,
+        dagger_coef: float = 10.0,
+        critic_always_trained: bool = True,
+        min_lr: float = 1e-5,
+        max_lr: float = 1e-2,
+        teacher_group: str = TEACHER_GROUP,
+        total_iterations: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("rnd_cfg") or kwargs.get("symmetry_cfg") or kwargs.get("multi_gpu_cfg"):
+            raise ValueError("HybridPPO: RND, symmetry and multi-GPU are not supported (its update restates PPO's)")
+        super().__init__(*args, **kwargs)
+        self.dagger_coef = dagger_coef
+        self.critic_always_trained = critic_always_trained
+        self.min_lr, self.max_lr = min_lr, max_lr
+        self.teacher_group = teacher_group
+        self.total_iterations = total_iterations  # K; a time-boxed run sets it once its pace is known
+        self.schedule_iteration = 0  # k
+
+    def _adapt_learning_rate(self, kl_mean: float) -> None:
+        if kl_mean > self.desired_kl * 2.0:
+            self.learning_rate = max(self.min_lr, self.learning_rate / 1.5)
+        elif 0.0 < kl_mean < self.desired_kl / 2.0:
+            self.learning_rate = min(self.max_lr, self.learning_rate * 1.5)
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate
+
+    def update(self) -> dict[str, float]:
+        point = schedule_at(self.schedule_iteration, max(self.total_iterations, self.schedule_iteration + 1))
+        recurrent = self.actor.is_recurrent or self.critic.is_recurrent
+        batches = (
+            self.storage.recurrent_mini_batch_generator(self.num_mini_batches, self.num_learning_epochs)
+            if recurrent
+            else self.storage.mini_batch_generator(self.num_mini_batches, self.num_learning_epochs)
+        )
+        sums = dict.fromkeys(("total", "surrogate", "value", "entropy", "dagger", "kl"), 0.0)
+        updates = 0
+        value_weight = 1.0 if self.critic_always_trained else point.ppo_weight
+        for batch in batches:
+            assert batch.observations is not None and batch.actions is not None
+            self.actor(
+                batch.observations, masks=batch.masks, hidden_state=batch.hidden_states[0], stochastic_output=True
+            )
+            log_prob = self.actor.get_output_log_prob(batch.actions)
+            values = self.critic(batch.observations, masks=batch.masks, hidden_state=batch.hidden_states[1])
+            entropy = self.actor.output_entropy
+            mean = self.actor.output_mean
+            teacher = batch.observations[self.teacher_group]
+            if batch.masks is not None:
+                teacher = unpad_trajectories(teacher, batch.masks)
+            with torch.inference_mode():
+                kl = self.actor.get_kl_divergence(batch.old_distribution_params, self.actor.output_distribution_params)
+                kl_mean = float(kl.mean().item())
+            if self.desired_kl is not None and self.schedule == "adaptive" and point.adaptive_lr:
+                self._adapt_learning_rate(kl_mean)
+
+            ratio = torch.exp(log_prob - torch.squeeze(batch.old_actions_log_prob))
+            advantages = torch.squeeze(batch.advantages)
+            surrogate = torch.max(
+                -advantages * ratio, -advantages * torch.clamp(ratio, 1.0 - self.clip_param, 1.0 + self.clip_param)
+            ).mean()
+            if self.use_clipped_value_loss:
+                clipped = batch.values + (values - batch.values).clamp(-self.clip_param, self.clip_param)
+                value_loss = torch.max((values - batch.returns).pow(2), (clipped - batch.returns).pow(2)).mean()
+            else:
+                value_loss = (batch.returns - values).pow(2).mean()
+            dagger = (mean - teacher).pow(2).mean()
+            loss = (
+                point.ppo_weight * (surrogate - self.entropy_coef * entropy.mean())
+                + value_weight * self.value_loss_coef * value_loss
+                + point.dagger_weight * self.dagger_coef * dagger
+            )
+            self.optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm)
+            nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
+            self.optimizer.step()
+            for name, value in (("total", loss), ("surrogate", surrogate), ("value", value_loss),
+                                ("entropy", entropy.mean()), ("dagger", dagger)):  # fmt: skip
+                sums[name] += float(value.item())
+            sums["kl"] += kl_mean
+            updates += 1
+        self.storage.clear()
+        stats = {name: total / max(updates, 1) for name, total in sums.items()}
+        return stats | {
+            "learning_rate": self.learning_rate,
+            "dagger_weight": point.dagger_weight,
+            "ppo_weight": point.ppo_weight,
+        }

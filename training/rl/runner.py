@@ -1,0 +1,175 @@
+"""The one runner: rsl_rl's ``OnPolicyRunner`` with a time box, task hooks, progress and curves.
+
+rsl_rl's runner builds the algorithm, its storage and models from the train config and runs
+``act -> env.step -> process_env_step`` for ``num_steps_per_env`` steps, then ``compute_returns``
+and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks need around it:
+
+- a **budget** of iterations or of minutes: a time-boxed run fixes K (the schedules run on k / K)
+  from the pace of its first iterations;
+- **hooks** (``before_iteration``, ``after_iteration``) where a task sets its curriculum, its
+  schedule point or gate, and adds its figures to the iteration's row;
+- **curves as it goes**: rsl_rl's ``Logger`` aggregates the losses, rewards, episode lengths and
+  the environment's ``extras["log"]``; :class:`CurveWriter` (an rsl_rl ``LogWriter``) hands them to
+  the row, which ``training.progress.RunProgress`` appends to ``curve.jsonl`` and shows as a bar;
+  ``model_latest.pt`` (rsl_rl's checkpoint format) every ``save_interval`` iterations, so a killed
+  run keeps its curve and its last weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+from rsl_rl.env import VecEnv
+from rsl_rl.runners import OnPolicyRunner
+from rsl_rl.utils.log_writer import LogWriter
+
+from parkour_core.paths import repo_root
+from training.progress import RunProgress
+
+CURVE = "curve.jsonl"
+LATEST = "model_latest.pt"
+
+
+class CurveWriter(LogWriter):
+    """Collects the scalars rsl_rl's logger writes for an iteration, by short name (``Loss/value`` -> ``value``)."""
+
+    def __init__(self, log_dir: str, **_: Any) -> None:
+        self.log_dir = log_dir
+        self.scalars: dict[int, dict[str, float]] = {}
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> None:
+        if tag.endswith("/time"):  # the same figures against wall time
+            return
+        self.scalars.setdefault(global_step, {})[tag.rsplit("/", 1)[-1]] = float(scalar_value)
+
+    def pop(self, step: int) -> dict[str, float]:
+        return self.scalars.pop(step, {})
+
+
+@dataclass(frozen=True)
+class Budget:
+    iterations: int | None = None  # None: time-boxed
+    minutes: float | None = None
+    pace_iterations: int = 2  # iterations 1..pace_iterations set a time box's pace (iteration 0 warms up)
+
+    def __post_init__(self) -> None:
+        if (self.iterations is None) == (self.minutes is None):
+            raise ValueError(f"a run has either iterations or minutes, got {self}")
+        if (self.iterations is not None and self.iterations < 1) or (self.minutes is not None and self.minutes <= 0):
+            raise ValueError(f"a run needs a positive budget, got {self}")
+
+
+class Hooks(Protocol):
+    """What a task may do around each iteration (every method optional in spirit; implement all)."""
+
+    def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None: ...
+
+    def after_iteration(self, runner: Runner, k: int, row: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class Runner(OnPolicyRunner):
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        env: VecEnv,
+        train_cfg: dict,
+        out: Path | str,
+        device: str = "cpu",
+        hooks: Hooks | None = None,
+        figures: tuple[str, ...] = (),
+    ) -> None:
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        train_cfg = {**train_cfg, "logger": {"class_name": CurveWriter}}
+        with contextlib.redirect_stdout(io.StringIO()):  # rsl_rl prints the models; the note has them
+            super().__init__(env, train_cfg, log_dir=str(self.out / "logs"), device=device)
+        self.logger.git_status_repos = [str(repo_root())]
+        self.hooks = hooks
+        self.figures = figures
+        self.total_iterations: int | None = None
+        self.rows: list[dict[str, Any]] = []
+
+    def _action_std(self) -> torch.Tensor:
+        policy = self.alg.get_policy()
+        if getattr(policy, "distribution", None) is None:  # a deterministic student (DAgger)
+            return torch.zeros(1)
+        return policy.output_std
+
+    def train(self, budget: Budget, name: str = "train") -> list[dict[str, Any]]:
+        """Run the budget; returns the rows (also in ``curve.jsonl``)."""
+        started = time.monotonic()
+        deadline = started + 60.0 * budget.minutes if budget.minutes is not None else None
+        total = budget.iterations
+        self.total_iterations = total
+        steps = self.cfg["num_steps_per_env"]
+        obs = self.env.get_observations().to(self.device)
+        self.alg.train_mode()
+        if self.logger.writer is None:  # once per runner (rsl_rl's logger consumes its config)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.logger.init_logging_writer()
+        writer = self.logger.writer
+        assert isinstance(writer, CurveWriter)
+        progress = RunProgress(
+            name, total=total, time_box_s=None if deadline is None else deadline - started, figures=self.figures,
+            curve=self.out / CURVE,
+        )  # fmt: skip
+        k = 0
+        with progress:
+            while (total is not None and k < total) or (
+                total is None and deadline is not None and time.monotonic() < deadline
+            ):
+                fraction = k / total if total else (time.monotonic() - started) / (deadline - started)  # type: ignore[operator]
+                if self.hooks is not None:
+                    self.hooks.before_iteration(self, k, self.total_iterations, fraction)
+                begin = time.monotonic()
+                with torch.inference_mode():
+                    for _ in range(steps):
+                        actions = self.alg.act(obs)
+                        obs, rewards, dones, extras = self.env.step(actions.to(self.env.device))
+                        obs, rewards, dones = obs.to(self.device), rewards.to(self.device), dones.to(self.device)
+                        self.alg.process_env_step(obs, rewards, dones, extras)
+                        self.logger.process_env_step(rewards, dones, extras, None)
+                    collected = time.monotonic()
+                    self.alg.compute_returns(obs)
+                losses = self.alg.update()
+                learned = time.monotonic()
+                self.current_learning_iteration = k
+                with contextlib.redirect_stdout(io.StringIO()):  # its console block; the row and the bar have it
+                    self.logger.log(
+                        it=k, start_it=0, total_it=total or k + 1, collect_time=collected - begin,
+                        learn_time=learned - collected, loss_dict=losses, learning_rate=self.alg.learning_rate,
+                        action_std=self._action_std(), rnd_weight=None,
+                    )  # fmt: skip
+                samples = steps * self.env.num_envs
+                row: dict[str, Any] = {
+                    "iteration": k,
+                    "total_iterations": self.total_iterations,
+                    **writer.pop(k),
+                    "env_steps_per_s": samples / (learned - begin),
+                    "collect_env_steps_per_s": samples / (collected - begin),
+                    "collect_s": collected - begin,
+                    "learn_s": learned - collected,
+                    "wall_s": learned - begin,
+                }
+                if total is None and deadline is not None and k == budget.pace_iterations:
+                    pace = sum(r["wall_s"] for r in [*self.rows[1:], row]) / budget.pace_iterations
+                    self.total_iterations = k + 1 + max(1, int((deadline - time.monotonic()) / pace))
+                    row["total_iterations"] = self.total_iterations
+                if self.hooks is not None:
+                    row = self.hooks.after_iteration(self, k, row)
+                self.rows.append(row)
+                progress.update(row)
+                if (k + 1) % self.cfg["save_interval"] == 0:
+                    self.save(str(self.out / LATEST))
+                k += 1
+                if self.total_iterations is not None and total is None and k >= self.total_iterations:
+                    break
+        self.save(str(self.out / LATEST))
+        return self.rows

@@ -1,0 +1,120 @@
+"""BlendedDistillation and HybridPPO on rsl_rl's storage, driven by the one runner on a small numpy task."""
+
+import numpy as np
+import pytest
+import torch
+from rsl_rl.models import MLPModel
+from rsl_rl.modules.distribution import GaussianDistribution
+
+from training.rl.algorithms import BlendedDistillation, HybridPPO
+from training.rl.env import NumpyVecEnv
+from training.rl.models import ObservedTeacher
+from training.rl.runner import Budget, Runner
+
+A = 2
+
+
+class Reach:
+    """Observations x ~ N(0, 1); the teacher's label is -x; the reward is ``sign * |a|^2`` (PPO's signal)."""
+
+    num_actions, max_episode_length = A, 5
+
+    def __init__(self, num_envs: int = 8, seed: int = 0, sign: float = 1.0) -> None:
+        self.num_envs, self.sign = num_envs, sign
+        self.rng = np.random.default_rng(seed)
+        self.t = 0
+        self._draw()
+
+    def _draw(self) -> None:
+        x = self.rng.normal(size=(self.num_envs, A))
+        self.groups = {"policy": x, "teacher_actions": -x}
+
+    def observe(self):
+        return self.groups
+
+    def step(self, actions):
+        reward = self.sign * np.sum(actions**2, axis=1)
+        self.t += 1
+        done = np.full(self.num_envs, self.t % self.max_episode_length == 0)
+        self._draw()
+        return self.groups, reward, done, {"time_outs": done, "log": {}}
+
+    def close(self) -> None:
+        pass
+
+
+def distillation_cfg(**algorithm):
+    groups = {"student": ["policy"], "teacher": ["teacher_actions"]}
+    return {"num_steps_per_env": 4, "save_interval": 100, "obs_groups": groups,
+            "algorithm": {"class_name": BlendedDistillation, "learning_rate": 1e-2, "gradient_length": 2,
+                          **algorithm},
+            "student": {"class_name": MLPModel, "hidden_dims": [8]},
+            "teacher": {"class_name": ObservedTeacher}}  # fmt: skip
+
+
+def hybrid_cfg(**algorithm):
+    return {"num_steps_per_env": 4, "save_interval": 100, "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+            "algorithm": {"class_name": HybridPPO, "num_learning_epochs": 1, "num_mini_batches": 1,
+                          "learning_rate": 1e-2, "schedule": "fixed", **algorithm},
+            "actor": {"class_name": MLPModel, "hidden_dims": [8],
+                      "distribution_cfg": {"class_name": GaussianDistribution, "init_std": 0.5}},
+            "critic": {"class_name": MLPModel, "hidden_dims": [8]}}  # fmt: skip
+
+
+def runner(tmp_path, cfg, task=None, seed=0):
+    torch.manual_seed(seed)
+    return Runner(NumpyVecEnv(task or Reach()), cfg, tmp_path)
+
+
+def test_the_blend_is_the_teacher_at_beta_one_and_the_student_at_zero_but_in_the_reference_envs(tmp_path):
+    r = runner(tmp_path, distillation_cfg(teacher_env_fraction=0.25))
+    alg = r.alg
+    assert isinstance(alg, BlendedDistillation) and alg.teacher_envs == 2
+    obs = r.env.get_observations()
+    with torch.inference_mode():
+        alg.set_progress(0.0)
+        assert torch.allclose(alg.act(obs), obs["teacher_actions"])
+        alg.set_progress(0.5)  # beta_end_fraction 0.5: the student's own action
+        student = alg.student(obs)
+        blended = alg.act(obs)
+    assert torch.allclose(blended[:2], obs["teacher_actions"][:2]) and torch.allclose(blended[2:], student[2:])
+    alg.storage.clear()
+
+
+def test_distillation_learns_the_teachers_labels(tmp_path):
+    r = runner(tmp_path, distillation_cfg())
+    rows = r.train(Budget(iterations=30))
+    assert rows[-1]["behavior"] < 0.3 * rows[0]["behavior"]
+
+
+def actor_after_one_update(tmp_path, sign: float, k: int, total: int) -> torch.Tensor:
+    r = runner(tmp_path / f"{sign}_{k}", hybrid_cfg(), Reach(sign=sign))
+    alg = r.alg
+    assert isinstance(alg, HybridPPO)
+    alg.schedule_iteration, alg.total_iterations = k, total
+    r.train(Budget(iterations=1))
+    return torch.cat([p.detach().flatten() for p in alg.actor.parameters()])
+
+
+def test_at_lambda_ppo_zero_the_actor_learns_from_the_teacher_alone(tmp_path):
+    """k = 0: lambda_PPO = 0, so the reward's sign cannot change the actor's update; at k = K/2 it does."""
+    assert torch.allclose(actor_after_one_update(tmp_path, 1.0, 0, 10), actor_after_one_update(tmp_path, -1.0, 0, 10))
+    assert not torch.allclose(
+        actor_after_one_update(tmp_path, 1.0, 5, 10), actor_after_one_update(tmp_path, -1.0, 5, 10)
+    )
+
+
+def test_the_hybrid_update_reports_php_s_schedule(tmp_path):
+    r = runner(tmp_path, hybrid_cfg())
+    alg = r.alg
+    assert isinstance(alg, HybridPPO)
+    alg.total_iterations = 10
+    for k, (dagger, ppo) in ((0, (1.0, 0.0)), (2, (0.6, 0.4)), (5, (0.1, 0.9)), (9, (0.1, 0.9))):
+        alg.schedule_iteration = k
+        row = r.train(Budget(iterations=1))[-1]
+        assert (row["dagger_weight"], row["ppo_weight"]) == pytest.approx((dagger, ppo))
+
+
+def test_hybrid_ppo_refuses_what_its_update_does_not_restate(tmp_path):
+    with pytest.raises(ValueError, match="RND, symmetry"):
+        runner(tmp_path, hybrid_cfg(symmetry_cfg={"use_data_augmentation": True}))

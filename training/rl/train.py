@@ -1,0 +1,98 @@
+"""``train(config, out)``: any task, from its typed config, through the one runner.
+
+The config (``training/configs/<name>.yaml``, read through ``training.configs.schema``) names its
+task (``task:``); :data:`TASKS` maps a task to the class that builds its environment, its rsl_rl
+train config and its hooks. Writes ``OUT/curve.jsonl`` as it goes (and ``OUT/model_latest.pt``),
+then ``OUT/<task>.json`` (config, seed, every iteration's row, what the task reports) and
+``OUT/curves.png``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+from training.configs.schema import TrainConfig, load_train_config
+from training.export.models import parameter_count
+from training.rl.env import NumpyVecEnv
+from training.rl.runner import Budget, Runner
+from training.student_walk.bundle import plot_curves
+
+TASKS = {
+    "student_walk": "training.student_walk.task:WalkTask",
+    "student_step": "training.student_step.task:StepTask",
+}
+
+# What each task's curves.png shows: (title, [(row key, label)]).
+PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
+    "student_walk": [
+        ("DAgger loss (MSE to the teacher's actions)", [("behavior", "loss")]),
+        ("episode length (s)", [("episode_length_s", "finished episodes"), ("running_length_s", "running episodes")]),
+        (
+            "forward speed (m/s)",
+            [
+                ("teacher_speed", "teacher envs"),
+                ("student_speed", "student envs (beta-mixed)"),
+                ("command_vx", "commanded vx"),
+            ],
+        ),
+    ],
+    "student_step": [
+        ("losses", [("dagger", "L_D (MSE to the teacher)"), ("value", "value loss")]),
+        (
+            "schedules",
+            [("dagger_weight", "lambda_D"), ("ppo_weight", "lambda_PPO"), ("height_cap_m", "height cap (m)")],
+        ),
+        ("reward per second", [("reward_per_s", "reward/s")]),
+        ("step-ups", [("step_up_rate_window", "trailing step-up rate (>= 7.5 cm)")]),
+    ],
+}
+
+
+def task_class(name: str) -> type:
+    if name not in TASKS:
+        raise ValueError(f"task {name!r} has no runner task; known: {', '.join(TASKS)}")
+    module, attr = TASKS[name].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def train(
+    config: str | Path,
+    out: str | Path,
+    overrides: dict[str, Any] | None = None,
+    num_envs: int | None = None,
+) -> dict[str, Any]:
+    """Train ``config`` (a name under training/configs/ or a YAML path) into ``out``; returns ``<task>.json``."""
+    cfg: TrainConfig = load_train_config(config, overrides)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    task = task_class(cfg.task)(cfg, num_envs)
+    env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
+    try:
+        runner = Runner(env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures)
+        task.initialize(runner)
+        budget = Budget(minutes=cfg.run.minutes) if cfg.run.minutes else Budget(iterations=cfg.run.max_iterations)
+        rows = runner.train(budget, name=cfg.task)
+    finally:
+        env.close()
+    size = Path(str(config)).stem
+    report = task.finish(runner, out, size)
+    model = runner.alg.get_policy()
+    result = {
+        "task": cfg.task,
+        "config": size,
+        "config_values": dataclasses.asdict(cfg),
+        "seed": cfg.run.seed,
+        "device": cfg.run.device,
+        "num_envs": task.num_envs,
+        "parameters": parameter_count(model),
+        "wall_s": round(sum(r["wall_s"] for r in rows), 1),
+        "iterations": rows,
+        **report,
+    }
+    (out / f"{cfg.task}.json").write_text(json.dumps(result, indent=1))
+    plot_curves(rows, PANELS[cfg.task], out / "curves.png")
+    return result
