@@ -171,7 +171,7 @@ class DistillConfig:
     latch_mask: bool = param(True, doc="DAgger mask stays off until reset once an env breaks 0.5 m")
     teacher_checkpoints: list = param([], doc="one per skill, in env.skills order")  # noqa: RUF009
     num_epochs: int = param(2, 1, 100, doc="DAgger-only tasks (rsl_rl Distillation): passes over each rollout")
-    gradient_length: int = param(8, 1, 4096, doc="DAgger-only tasks: truncated BPTT length (steps)")
+    num_mini_batches: int = param(4, 1, 65536, doc="DAgger-only tasks: groups of environments per pass")
     learning_rate: float = param(3e-4, 1e-7, 1.0, doc="DAgger-only tasks")
     beta_end_fraction: float = param(
         0.5, 1e-3, 1.0, doc="student_walk: the teacher's share of the blended action falls 1 -> 0 by this fraction"
@@ -308,11 +308,9 @@ def _validate(cfg: TrainConfig) -> None:
     if cfg.course.min_height_m > cfg.course.max_height_m:
         raise ConfigError(f"course.min_height_m: {cfg.course.min_height_m} is above course.max_height_m "
                           f"{cfg.course.max_height_m}")  # fmt: skip
-    if cfg.task == "student_walk" and cfg.ppo.num_steps_per_env % cfg.distill.gradient_length:
-        raise ConfigError(
-            f"distill.gradient_length: {cfg.distill.gradient_length} does not divide ppo.num_steps_per_env "
-            f"{cfg.ppo.num_steps_per_env}; rsl_rl's distillation would drop the rollout's last steps"
-        )
+    if cfg.task == "student_walk" and cfg.distill.num_mini_batches > cfg.env.num_envs:
+        raise ConfigError(f"distill.num_mini_batches: {cfg.distill.num_mini_batches} exceeds env.num_envs "
+                          f"{cfg.env.num_envs} (each mini-batch is a group of environments)")  # fmt: skip
     if cfg.task in ("student_walk", "student_step") and not (cfg.policy.depth and cfg.policy.recurrent == "gru"):
         raise ConfigError(
             f"task {cfg.task}: the depth student is recurrent (policy.recurrent: gru, policy.depth: true)"

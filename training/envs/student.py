@@ -40,7 +40,7 @@ from parkour_core.bundle import Manifest
 from parkour_core.depth import DepthSpec
 from parkour_core.gait import GaitClock
 from parkour_core.obs import build_observation, observation_size
-from parkour_core.runner import RobotState, observation_input
+from parkour_core.runner import RobotState, batched_observation_input
 from parkour_sim.depth_camera import (
     DEPTH_CAMERA_NAME,
     DepthFrame,
@@ -263,15 +263,11 @@ class StudentEnv:
         self.command = self._commands()
         for i in (range(self.num_envs) if ticked is None else ticked) if self.gait_clocks else ():
             self.gait_phase[i] = self.gait_clocks[int(i)].advance(self.command[i])
-        q, dq, rq, gyro = t.sim.q, t.sim.dq, t.sim.root_quat, t.sim.gyro
-        out = np.empty((self.num_envs, self.num_obs), dtype=np.float32)
-        for i in range(self.num_envs):
-            state = RobotState(q[i], dq[i], rq[i], gyro[i])
-            o = observation_input(
-                self.manifest, state, self.command[i], t.last_action[i], self.contract.default_q, self.gait_phase[i]
-            )
-            build_observation(self.manifest.obs_terms, o, out=out[i])
-        return out
+        state = RobotState(t.sim.q, t.sim.dq, t.sim.root_quat, t.sim.gyro)
+        o = batched_observation_input(
+            self.manifest, state, self.command, t.last_action, self.contract.default_q, self.gait_phase
+        )
+        return build_observation(self.manifest.obs_terms, o)
 
     def _observe(self, privileged: NDArray[np.float32], ticked: Ints | None = None) -> dict[str, NDArray[np.float32]]:
         return {"policy": self.policy_observation(ticked), "depth": self.depth.image.copy(), "privileged": privileged}

@@ -86,6 +86,8 @@ class TrackingConfig:
     rewards: rewards.RewardConfig = field(default_factory=rewards.RewardConfig)
     auto_reset: bool = True
     min_episode_frames: int = 10  # default start frames leave at least this much reference
+    compute_rewards: bool = True  # False: reward 0 (a task with its own), unless a finite termination needs the error
+    observe_privileged: bool = True  # False: observe() returns (N, 0) (no learner reads it)
     max_boxes: int = MAX_BOXES
     seed: int = 0
 
@@ -225,12 +227,16 @@ class TrackingEnv:
         self.episode_steps += 1
         offset = np.rint(self.episode_steps * self.dt_s * self._fps()).astype(np.int64)
         self.frame = np.minimum(self.start_frame + offset, self._last_frame())
-        inp = self._reward_input(actions)
-        terms = rewards.reward_terms(inp, self.cfg.rewards)
-        # The previous action is 0 at a reset (as the runtime's); the first action has no rate to pay.
-        terms["action_rate"] = np.where(self.episode_steps > 1, terms["action_rate"], 0.0)
-        reward = rewards.total_reward(terms, self.cfg.rewards)
-        self.tracking_error = rewards.tracking_error(inp.robot.pos, inp.reference.pos)
+        if self.cfg.compute_rewards or np.isfinite(self.termination_m):
+            inp = self._reward_input(actions)
+            terms = rewards.reward_terms(inp, self.cfg.rewards)
+            # The previous action is 0 at a reset (as the runtime's); the first action has no rate to pay.
+            terms["action_rate"] = np.where(self.episode_steps > 1, terms["action_rate"], 0.0)
+            reward = rewards.total_reward(terms, self.cfg.rewards)
+            self.tracking_error = rewards.tracking_error(inp.robot.pos, inp.reference.pos)
+        else:  # a task with its own reward and no tracking termination (the walking students)
+            terms, reward = {}, np.zeros(self.num_envs)
+            self.tracking_error = np.zeros(self.num_envs)
         terminated = rewards.terminated(self.tracking_error, self.termination_m)
         truncated = (self.frame >= self._last_frame()) & ~terminated
         done = terminated | truncated
@@ -316,5 +322,8 @@ class TrackingEnv:
         )
 
     def observe(self) -> NDArray[np.float32]:
-        """The privileged observation of every environment's current state, (N, num_obs)."""
+        """The privileged observation of every environment's current state, (N, num_obs); (N, 0) when the
+        config does not observe it (a task whose learner never reads it)."""
+        if not self.cfg.observe_privileged:
+            return np.zeros((self.num_envs, 0), dtype=np.float32)
         return build_privileged(self.privileged_input())

@@ -66,8 +66,12 @@ class DepthRecurrentModel(MLPModel):
             raise ValueError(f"DepthRecurrentModel: obs set {obs_set!r} has no {depth_group!r} group")
         height, width = obs[depth_group].shape[-2:]
         super().__init__(obs, obs_groups, obs_set, output_dim, hidden_dims, activation, False, distribution_cfg)
-        self.backbone = DepthBackbone(self.size, int(height), int(width))
+        # channels-last convolutions: a quarter less time forward and backward on this CPU, the same numbers
+        self.backbone = DepthBackbone(self.size, int(height), int(width)).to(memory_format=torch.channels_last)
         self.rnn = RNN(self.obs_dim + latent_dim, rnn_hidden_dim, 1, "gru")
+        self._last_depth: torch.Tensor | None = None  # the rollout's previous frames and their latents
+        self._last_latent = torch.zeros(0)
+        self._last_weights: tuple[int, ...] = ()
 
     # -- rsl_rl's model interface ------------------------------------------------------------
 
@@ -78,13 +82,48 @@ class DepthRecurrentModel(MLPModel):
     def _get_latent_dim(self) -> int:
         return self.rnn_hidden_dim
 
+    def _backbone(self, depth: torch.Tensor) -> torch.Tensor:
+        return self.backbone.layers(depth.unsqueeze(1).contiguous(memory_format=torch.channels_last))
+
+    def encode_depth(self, depth: torch.Tensor) -> torch.Tensor:
+        """Backbone latents of ``depth`` ([N, H, W] one tick, or [T, B, H, W] sequences), run on new frames only.
+
+        The camera publishes at 30 Hz and the policy ticks at 50 Hz, so about 2 ticks in 5 see the
+        frame of the tick before (the runtime caches the latent the same way). In a sequence a frame
+        equal to the previous step's reuses its latent (gradients flow to the one computation); in a
+        rollout (no gradient) an environment whose frame did not change reuses last tick's latent.
+        """
+        if depth.dim() == 4:
+            steps, batch = depth.shape[:2]
+            flat = depth.reshape(steps, batch, -1)
+            new = torch.ones(steps, batch, dtype=torch.bool, device=depth.device)
+            new[1:] = (flat[1:] != flat[:-1]).any(dim=-1)
+            order = torch.arange(steps * batch, device=depth.device).reshape(steps, batch)
+            # Each step's source: the newest new frame at or before it (cummax of the new frames' indices).
+            source = torch.where(new, order, torch.full_like(order, -1)).cummax(dim=0).values
+            unique = self._backbone(depth.reshape(steps * batch, *depth.shape[2:])[new.reshape(-1)])
+            position = torch.cumsum(new.reshape(-1), 0) - 1  # index into `unique` of each new frame
+            return unique[position[source.reshape(-1)]].reshape(steps, batch, -1)
+        # In-place updates (an optimizer step, load_state_dict) bump a parameter's version: the cache is
+        # valid only for the weights it was computed with.
+        weights = tuple(p._version for p in self.backbone.parameters())
+        last = self._last_depth
+        if torch.is_grad_enabled() or last is None or last.shape != depth.shape or weights != self._last_weights:
+            latent = self._backbone(depth)
+        else:
+            changed = (depth != last).flatten(1).any(dim=1)
+            latent = self._last_latent.clone()
+            if changed.any():
+                latent[changed] = self._backbone(depth[changed])
+        if not torch.is_grad_enabled():
+            self._last_depth, self._last_latent, self._last_weights = depth.clone(), latent, weights
+        return latent
+
     def get_latent(
         self, obs: TensorDict, masks: torch.Tensor | None = None, hidden_state: HiddenState = None
     ) -> torch.Tensor:
         proprio = torch.cat([obs[g] for g in self.obs_groups], dim=-1)
-        depth = obs[self.depth_group]
-        lead = depth.shape[:-2]  # [N] in a rollout, [T, trajectories] in a padded batch
-        latent = self.backbone(depth.reshape(-1, *depth.shape[-2:])).reshape(*lead, -1)
+        latent = self.encode_depth(obs[self.depth_group])
         return self.rnn(torch.cat([proprio, latent], dim=-1), masks, hidden_state).squeeze(0)
 
     def reset(self, dones: torch.Tensor | None = None, hidden_state: HiddenState = None) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,12 @@ class Runner(OnPolicyRunner):
         self.figures = figures
         self.total_iterations: int | None = None
         self.rows: list[dict[str, Any]] = []
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """rsl_rl's checkpoint, written beside and renamed into place: a run killed while saving keeps the last one."""
+        partial = f"{path}.partial"
+        super().save(partial, infos)
+        os.replace(partial, path)
 
     def _action_std(self) -> torch.Tensor:
         policy = self.alg.get_policy()

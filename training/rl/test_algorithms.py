@@ -46,7 +46,7 @@ class Reach:
 def distillation_cfg(**algorithm):
     groups = {"student": ["policy"], "teacher": ["teacher_actions"]}
     return {"num_steps_per_env": 4, "save_interval": 100, "obs_groups": groups,
-            "algorithm": {"class_name": BlendedDistillation, "learning_rate": 1e-2, "gradient_length": 2,
+            "algorithm": {"class_name": BlendedDistillation, "learning_rate": 1e-2, "num_mini_batches": 2,
                           **algorithm},
             "student": {"class_name": MLPModel, "hidden_dims": [8]},
             "teacher": {"class_name": ObservedTeacher}}  # fmt: skip

@@ -77,3 +77,20 @@ def test_the_observed_teacher_returns_its_group():
     obs = observations(g)
     teacher = ObservedTeacher(obs, GROUPS, "teacher", A)
     assert torch.equal(teacher(obs), obs["teacher_actions"])
+
+
+def test_repeated_frames_reuse_their_latent_and_give_what_every_frame_through_the_backbone_gives():
+    """The camera publishes at 30 Hz, the policy ticks at 50 Hz: a repeated frame's latent is reused, in
+    sequences (with gradients) and in the rollout (without), and a weight change invalidates the rollout's cache."""
+    g = torch.Generator().manual_seed(4)
+    m = model(g)
+    frames = torch.rand(T, N, 12, 14, generator=g)
+    frames[2], frames[3, 1], frames[5] = frames[1], frames[2, 1], frames[4]  # held frames
+    full = m.backbone(frames.reshape(T * N, 12, 14)).reshape(T, N, -1)
+    assert torch.allclose(m.encode_depth(frames), full, atol=1e-6)
+    with torch.no_grad():
+        ticks = torch.stack([m.encode_depth(frames[t]) for t in range(T)])
+        assert torch.allclose(ticks, full, atol=1e-6)
+        for p in m.backbone.parameters():
+            p.add_(0.1)  # in place, as an optimizer step
+        assert torch.allclose(m.encode_depth(frames[T - 1]), m.backbone(frames[T - 1]), atol=1e-6)

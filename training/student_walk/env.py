@@ -85,6 +85,7 @@ class WalkConfig:
     command: CommandConfig = field(default_factory=CommandConfig)
     terrain: TerrainConfig = field(default_factory=TerrainConfig)
     randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
+    privileged: bool = True  # the teacher's privileged observation in obs["privileged"] (stage 2's critic reads it)
 
 
 # The walking policy's gait phase: its actions follow its clock, so the student reads the same clock
@@ -109,7 +110,7 @@ class WalkEnv(StudentEnv):
     def __init__(self, cfg: WalkConfig, manifest: Manifest) -> None:
         tracking = TrackingConfig(
             num_envs=cfg.num_envs, nthread=cfg.nthread, seed=cfg.seed, termination_m=np.inf,
-            randomization=cfg.randomization,
+            randomization=cfg.randomization, compute_rewards=False, observe_privileged=cfg.privileged,
         )  # fmt: skip
         super().__init__([standing_reference(cfg.episode_s)], StudentConfig(tracking, cfg.camera), manifest)
         self.walk_cfg = cfg

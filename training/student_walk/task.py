@@ -45,10 +45,10 @@ def student_model_cfg(cfg: TrainConfig) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def walk_config(cfg: TrainConfig, num_envs: int) -> WalkConfig:
+def walk_config(cfg: TrainConfig, num_envs: int, privileged: bool = True) -> WalkConfig:
     return WalkConfig(
         num_envs=num_envs, episode_s=cfg.env.episode_length_s, seed=cfg.run.seed,
-        camera=CameraConfig(width=cfg.env.camera_width, height=cfg.env.camera_height),
+        camera=CameraConfig(width=cfg.env.camera_width, height=cfg.env.camera_height), privileged=privileged,
     )  # fmt: skip
 
 
@@ -65,7 +65,7 @@ class WalkTask:
         self.manifest = walk_student_manifest(
             "student_walk", cfg.policy.rnn_hidden, cfg.policy.depth_latent, self.teacher.manifest
         )
-        self.env = WalkEnv(walk_config(cfg, n), self.manifest)
+        self.env = WalkEnv(walk_config(cfg, n, privileged=False), self.manifest)  # DAgger has no critic
         self.num_actions = self.env.num_actions
         self.dt_s = self.env.tracking.dt_s
         self.max_episode_length = round(cfg.env.episode_length_s / self.dt_s)
@@ -149,7 +149,7 @@ class WalkTask:
             "obs_groups": {"student": ["policy", DEPTH_GROUP], "teacher": [TEACHER_GROUP]},
             "algorithm": {
                 "class_name": BlendedDistillation, "num_learning_epochs": d.num_epochs,
-                "gradient_length": d.gradient_length, "learning_rate": d.learning_rate,
+                "num_mini_batches": d.num_mini_batches, "learning_rate": d.learning_rate,
                 "max_grad_norm": self.cfg.ppo.max_grad_norm, "loss_type": "mse",
                 "beta_end_fraction": d.beta_end_fraction, "teacher_env_fraction": d.teacher_env_fraction,
             },

@@ -3,8 +3,10 @@
 Each environment gets the observation ``PolicyRunner`` would build on the robot: the bundle's own terms
 through ``parkour_core`` (``observation_input`` + ``build_observation``) with a per-environment
 ``GaitClock`` (reset with the episode, advanced once per tick with the command in force). The ONNX
-model has a fixed batch of 1, so onnxruntime runs it row by row on one shared session (exact: the
-same graph and kernels as ``PolicyRunner``; 32 rows cost about a millisecond).
+model declares a batch of 1; its graph (Gemm and Elu layers) has nothing that depends on the batch,
+so the teacher re-declares the batch axis in memory and runs every environment in one call (the
+same kernels as ``PolicyRunner``; equal to the row-by-row outputs, checked in the tests; 32 rows in
+one call cost a quarter of 32 calls).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from parkour_core.bundle import Bundle, as_array, load_bundle
 from parkour_core.gait import GaitClock
 from parkour_core.inference import make_session
 from parkour_core.obs import build_observation
-from parkour_core.runner import RobotState, observation_input
+from parkour_core.runner import RobotState, batched_observation_input
 
 F = NDArray[np.float64]
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +31,16 @@ TEACHER_PROVENANCE = {
 }
 
 
+def batched_model(path: Path) -> bytes:
+    """The ONNX model at ``path`` with its inputs' and outputs' first axis declared symbolic (``batch``)."""
+    import onnx
+
+    model = onnx.load(str(path))
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    return model.SerializeToString()
+
+
 class WalkTeacher:
     """``act(q, dq, quat, gyro, command, last_action) -> actions (N, 29)`` for N environments."""
 
@@ -36,7 +48,7 @@ class WalkTeacher:
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
         m = self.manifest = self.bundle.manifest
         self.num_envs = num_envs
-        self.session = make_session(self.bundle.file(m.policy.file), intra_op_threads, None)
+        self.session = make_session(batched_model(self.bundle.file(m.policy.file)), intra_op_threads, None)
         self.obs_name = str(m.policy.inputs["obs"])
         self.action_name = str(m.policy.outputs["action"])
         self.default_q = as_array(m.default_joint_pos)
@@ -61,11 +73,10 @@ class WalkTeacher:
         the one the student sees); None: this teacher's own clocks advance one tick.
         """
         m = self.manifest
-        for i in range(self.num_envs):
-            phase_i = phase[i] if phase is not None else self._tick(i, command[i])
-            state = RobotState(q[i], dq[i], quat[i], gyro[i])
-            o = observation_input(m, state, command[i], last_action[i], self.default_q, phase_i)
-            build_observation(m.obs_terms, o, out=self.obs[i])
+        if phase is None:
+            phase = np.stack([self._tick(i, command[i]) for i in range(self.num_envs)])
+        o = batched_observation_input(m, RobotState(q, dq, quat, gyro), command, last_action, self.default_q, phase)
+        self.obs = build_observation(m.obs_terms, o)
         return self.obs
 
     def _tick(self, i: int, command: F) -> F:
@@ -74,7 +85,5 @@ class WalkTeacher:
 
     def act(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F, phase: F | None = None) -> F:
         obs = self.observe(q, dq, quat, gyro, command, last_action, phase)
-        out = np.empty((self.num_envs, len(self.default_q)))
-        for i in range(self.num_envs):
-            out[i] = self.session.run([self.action_name], {self.obs_name: obs[i : i + 1]})[0][0]
+        out = self.session.run([self.action_name], {self.obs_name: obs})[0].astype(np.float64)
         return np.clip(out, -self.manifest.action_clip, self.manifest.action_clip)

@@ -24,8 +24,10 @@ def choose_providers(requested: str = "auto") -> list[str]:
     return [CUDA, CPU] if CUDA in available else [CPU]
 
 
-def make_session(path: Path, intra_op_threads: int = 1, providers: Sequence[str] | None = None) -> Any:
+def make_session(path: Path | bytes, intra_op_threads: int = 1, providers: Sequence[str] | None = None) -> Any:
     """A session tuned for batch-1 control: by default 1 intra-op thread on the calling thread.
+
+    ``path``: the model file, or the serialized model (training re-declares a teacher's batch axis).
 
     One thread keeps the step on one core, where it does not fight the DDS and executor threads
     for the other; two threads are faster on an idle machine and collapse on a busy one.
@@ -44,4 +46,5 @@ def make_session(path: Path, intra_op_threads: int = 1, providers: Sequence[str]
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(str(path), options, providers=list(providers or [CPU]))
+    model = path if isinstance(path, bytes) else str(path)
+    return ort.InferenceSession(model, options, providers=list(providers or [CPU]))

@@ -10,10 +10,11 @@ GRAVITY_WORLD = np.array([0.0, 0.0, -1.0])
 
 
 def rotate_inverse(quat_wxyz: FloatArray, v: FloatArray) -> FloatArray:
-    """Express world vector ``v`` in the body frame given the body's orientation."""
-    w = quat_wxyz[0]
-    qv = quat_wxyz[1:4]
-    return v * (2.0 * w * w - 1.0) - np.cross(qv, v) * (2.0 * w) + qv * (2.0 * np.dot(qv, v))
+    """Express world vector ``v`` in the body frame given the body's orientation (both may carry leading
+    batch axes: quaternions [..., 4], vectors [..., 3])."""
+    w = quat_wxyz[..., :1]
+    qv = quat_wxyz[..., 1:4]
+    return v * (2.0 * w * w - 1.0) - np.cross(qv, v) * (2.0 * w) + qv * (2.0 * np.sum(qv * v, axis=-1, keepdims=True))
 
 
 def projected_gravity(quat_wxyz: FloatArray) -> FloatArray:

@@ -68,11 +68,11 @@ def _projected_gravity(o: ObsInput) -> FloatArray:
 
 
 def _command_lin_vel(o: ObsInput) -> FloatArray:
-    return o.command[:2]
+    return o.command[..., :2]
 
 
 def _command_ang_vel(o: ObsInput) -> FloatArray:
-    return o.command[2:3]
+    return o.command[..., 2:3]
 
 
 def _command_discrete(o: ObsInput) -> FloatArray:
@@ -116,20 +116,26 @@ def observation_size(terms: Sequence[ObsTerm]) -> int:
 def build_observation(
     terms: Sequence[ObsTerm], o: ObsInput, out: NDArray[np.float32] | None = None
 ) -> NDArray[np.float32]:
-    """Concatenate the scaled (and clipped) terms in the given order into one float32 vector."""
+    """Concatenate the scaled (and clipped) terms in the given order into one float32 vector.
+
+    Every field of ``o`` may carry the same leading batch axes (training builds all its environments
+    at once): the result is then [..., size], each row what the row's own inputs give.
+    """
     size = observation_size(terms)
+    batch = np.shape(o.q)[:-1]
     if out is None:
-        out = np.empty(size, dtype=np.float32)
+        out = np.empty((*batch, size), dtype=np.float32)
     start = 0
     for term in terms:
         value = TERMS[term.name](o)
-        if value.shape != (term.dims,):
+        if value.shape != (*batch, term.dims):
             raise ValueError(
-                f"observation term {term.name!r} gave shape {value.shape}, the manifest says ({term.dims},)"
+                f"observation term {term.name!r} gave shape {value.shape}, the manifest says "
+                f"({', '.join(map(str, (*batch, term.dims)))},)"
             )
         scaled = value * term.scale
         if term.clip is not None:
             scaled = np.clip(scaled, -term.clip, term.clip)
-        out[start : start + term.dims] = scaled
+        out[..., start : start + term.dims] = scaled
         start += term.dims
     return out

@@ -52,6 +52,23 @@ def observation_input(
     )
 
 
+def batched_observation_input(
+    manifest: Manifest,
+    state: RobotState,
+    command: FloatArray,
+    last_action: FloatArray,
+    default_q: FloatArray,
+    gait_phase: FloatArray,
+) -> ObsInput:
+    """``observation_input`` for N robots at once: every array [N, ...] (``default_q`` shared)."""
+    n = len(command)
+    discrete = (np.stack([discretise_command(c, manifest.command) for c in command]) if manifest.command
+                else np.zeros((n, 0)))  # fmt: skip
+    return ObsInput(q=state.q, dq=state.dq, quat_wxyz=state.quat_wxyz, gyro=state.gyro, command=command,
+                    last_action=last_action, default_q=default_q, gait_phase=gait_phase,
+                    command_discrete=discrete)  # fmt: skip
+
+
 def _dims_match(onnx_shape: list, expected: list[int]) -> bool:
     if len(onnx_shape) != len(expected):
         return False

@@ -115,3 +115,28 @@ def test_every_known_term_is_buildable():
 def test_command_discrete_term_reads_the_mapped_command():
     out = build_observation([ObsTerm("command_discrete", 2, scale=0.5)], make_input())
     np.testing.assert_array_equal(out, [1.0, 3.5])
+
+
+def test_a_batch_of_robots_builds_what_each_robot_builds_alone():
+    """Training builds every environment's observation in one call; each row must be the runtime's."""
+    from parkour_core.bundle import load_bundle
+    from parkour_core.bundles import resolve_bundle
+    from parkour_core.runner import RobotState, batched_observation_input, observation_input
+
+    rng = np.random.default_rng(0)
+    for name in ("g1_walk", "student_walk"):
+        m = load_bundle(resolve_bundle(name)).manifest
+        n, joints = 5, len(m.joint_names)
+        quat = rng.normal([1, 0, 0, 0], 0.3, (n, 4))
+        quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+        state = RobotState(
+            rng.normal(0, 0.3, (n, joints)), rng.normal(0, 2, (n, joints)), quat, rng.normal(0, 1, (n, 3))
+        )
+        command = rng.uniform(-1.2, 1.2, (n, 3))
+        last, default_q = rng.normal(0, 1, (n, joints)), np.asarray(m.default_joint_pos)
+        phase = rng.uniform(-3, 3, (n, 2 if m.gait_period_s else 0))
+        batch = build_observation(m.obs_terms, batched_observation_input(m, state, command, last, default_q, phase))
+        for i in range(n):
+            one = RobotState(state.q[i], state.dq[i], quat[i], state.gyro[i])
+            row = build_observation(m.obs_terms, observation_input(m, one, command[i], last[i], default_q, phase[i]))
+            assert np.allclose(batch[i], row, atol=1e-6), name
