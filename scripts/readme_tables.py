@@ -469,6 +469,35 @@ def bench_rows(*results: Path) -> str:
     return md_table(["what", "ours p50 / p99", "peer p50 / p99", "ratio ours / peer"], rows)
 
 
+def training_env_steps(result: dict[str, Any]) -> str:
+    """ "The training library": env-steps/s of the student task beside bare MuJoCo and the loop it replaced,
+    one bench/training/env_steps.py run (medians, p1-p99 of the per-iteration or per-step rates)."""
+
+    def rate(r: dict[str, Any]) -> str:
+        return f"{r['median']:.0f} ({r['p1']:.0f}-{r['p99']:.0f})"
+
+    bare = result["bare_mujoco_env_steps_per_s"]["median"]
+    rows = [
+        [f"bare MuJoCo: the same robot, {result['num_envs']} envs, physics step and PD servos, standing",
+         rate(result["bare_mujoco_env_steps_per_s"]), "1.00"],
+        [f"`{result['config']}` through the library's runner (collect + update), this tree",
+         rate(result["task_env_steps_per_s"]), f"{result['task_env_steps_per_s']['median'] / bare:.2f}"],
+    ]  # fmt: skip
+    if "baseline_env_steps_per_s" in result:
+        base = result["baseline_env_steps_per_s"]
+        rows.append([f"the same task's own loop at `{result['baseline_commit']}` (before the library)", rate(base),
+                     f"{base['median'] / bare:.2f}"])  # fmt: skip
+        rows.append(["this tree / that loop", f"**{result['ratio_task_to_baseline_median']:.2f}x**", ""])
+    return md_table(["", "env-steps/s, median (p1-p99)", "of bare MuJoCo"], rows)
+
+
+def training_time_split(result: dict[str, Any]) -> str:
+    """ "The training library": where an env-step's time goes (bench/training/env_steps.py's timers)."""
+    rows = [[what, f"{us:.0f}", percent(result["time_fraction"][what])]
+            for what, us in result["time_per_env_step_us"].items()]  # fmt: skip
+    return md_table(["part", "us per env-step", "share"], rows)
+
+
 GENERATORS: dict[str, Callable[..., str]] = {
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
@@ -486,6 +515,8 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "mm_quality": mm_quality,
     "graph_variants": graph_variants,
     "robot_mode": robot_mode,
+    "training_env_steps": training_env_steps,
+    "training_time_split": training_time_split,
 }
 TAKES_PATHS = {bench_rows}  # checked for provenance like the others, then handed over as files
 

@@ -263,6 +263,21 @@ def main(argv: list[str] | None = None) -> int:
         "PD servos) holding the default pose, then the task through training.rl's runner; per-iteration rates; "
         "the breakdown from timers wrapped around the methods named",
     }
+
+    def per_step_us(rates: dict[str, float]) -> dict[str, float]:  # the slow tail of a rate is its p1
+        return {"p50": 1e6 / rates["median"], "p99": 1e6 / rates["p1"]}
+
+    result["summary"] = [
+        {"what": f"{args.config} training, time per env-step (runner, collect + update) vs bare MuJoCo",
+         "unit": "µs", "ours": per_step_us(ours),
+         "peer": {"name": "bare BatchedMujoco, same robot and envs", **per_step_us(bare)}},
+    ]  # fmt: skip
+    if baseline_rates:
+        result["summary"].append(
+            {"what": f"{args.config} training, time per env-step vs its loop before the library", "unit": "µs",
+             "ours": per_step_us(ours),
+             "peer": {"name": f"the loop at {args.baseline}", **per_step_us(result["baseline_env_steps_per_s"])}}
+        )  # fmt: skip
     write_json(args.out, result)
     print(f"{args.config}: task {ours['median']:.0f} env-steps/s (p1 {ours['p1']:.0f}), bare MuJoCo "
           f"{bare['median']:.0f}: ratio {result['ratio_task_to_bare_median']:.2f}"

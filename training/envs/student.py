@@ -40,7 +40,7 @@ from parkour_core.bundle import Manifest
 from parkour_core.depth import DepthSpec
 from parkour_core.gait import GaitClock
 from parkour_core.obs import build_observation, observation_size
-from parkour_core.runner import RobotState, batched_observation_input
+from parkour_core.runner import RobotState, observation_input
 from parkour_sim.depth_camera import (
     DEPTH_CAMERA_NAME,
     DepthFrame,
@@ -264,7 +264,7 @@ class StudentEnv:
         for i in (range(self.num_envs) if ticked is None else ticked) if self.gait_clocks else ():
             self.gait_phase[i] = self.gait_clocks[int(i)].advance(self.command[i])
         state = RobotState(t.sim.q, t.sim.dq, t.sim.root_quat, t.sim.gyro)
-        o = batched_observation_input(
+        o = observation_input(
             self.manifest, state, self.command, t.last_action, self.contract.default_q, self.gait_phase
         )
         return build_observation(self.manifest.obs_terms, o)

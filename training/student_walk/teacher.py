@@ -20,7 +20,7 @@ from parkour_core.bundle import Bundle, as_array, load_bundle
 from parkour_core.gait import GaitClock
 from parkour_core.inference import make_session
 from parkour_core.obs import build_observation
-from parkour_core.runner import RobotState, batched_observation_input
+from parkour_core.runner import RobotState, observation_input
 
 F = NDArray[np.float64]
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ class WalkTeacher:
         m = self.manifest
         if phase is None:
             phase = np.stack([self._tick(i, command[i]) for i in range(self.num_envs)])
-        o = batched_observation_input(m, RobotState(q, dq, quat, gyro), command, last_action, self.default_q, phase)
+        o = observation_input(m, RobotState(q, dq, quat, gyro), command, last_action, self.default_q, phase)
         self.obs = build_observation(m.obs_terms, o)
         return self.obs
 

@@ -37,8 +37,16 @@ def observation_input(
     default_q: FloatArray,
     gait_phase: FloatArray,
 ) -> ObsInput:
-    """Everything the manifest's terms read at one tick (the discrete command mapped if it has one)."""
-    discrete = discretise_command(command, manifest.command) if manifest.command else np.zeros(0)
+    """Everything the manifest's terms read at one tick (the discrete command mapped if it has one).
+
+    For N robots at once (training) every array is [N, ...] and ``default_q`` is shared.
+    """
+    if not manifest.command:
+        discrete = np.zeros((*np.shape(command)[:-1], 0))
+    elif np.ndim(command) == 2:
+        discrete = np.stack([discretise_command(c, manifest.command) for c in command])
+    else:
+        discrete = discretise_command(command, manifest.command)
     return ObsInput(
         q=state.q,
         dq=state.dq,
@@ -50,23 +58,6 @@ def observation_input(
         gait_phase=gait_phase,
         command_discrete=discrete,
     )
-
-
-def batched_observation_input(
-    manifest: Manifest,
-    state: RobotState,
-    command: FloatArray,
-    last_action: FloatArray,
-    default_q: FloatArray,
-    gait_phase: FloatArray,
-) -> ObsInput:
-    """``observation_input`` for N robots at once: every array [N, ...] (``default_q`` shared)."""
-    n = len(command)
-    discrete = (np.stack([discretise_command(c, manifest.command) for c in command]) if manifest.command
-                else np.zeros((n, 0)))  # fmt: skip
-    return ObsInput(q=state.q, dq=state.dq, quat_wxyz=state.quat_wxyz, gyro=state.gyro, command=command,
-                    last_action=last_action, default_q=default_q, gait_phase=gait_phase,
-                    command_discrete=discrete)  # fmt: skip
 
 
 def _dims_match(onnx_shape: list, expected: list[int]) -> bool:

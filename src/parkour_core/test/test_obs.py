@@ -121,7 +121,7 @@ def test_a_batch_of_robots_builds_what_each_robot_builds_alone():
     """Training builds every environment's observation in one call; each row must be the runtime's."""
     from parkour_core.bundle import load_bundle
     from parkour_core.bundles import resolve_bundle
-    from parkour_core.runner import RobotState, batched_observation_input, observation_input
+    from parkour_core.runner import RobotState, observation_input
 
     rng = np.random.default_rng(0)
     for name in ("g1_walk", "student_walk"):
@@ -135,7 +135,7 @@ def test_a_batch_of_robots_builds_what_each_robot_builds_alone():
         command = rng.uniform(-1.2, 1.2, (n, 3))
         last, default_q = rng.normal(0, 1, (n, joints)), np.asarray(m.default_joint_pos)
         phase = rng.uniform(-3, 3, (n, 2 if m.gait_period_s else 0))
-        batch = build_observation(m.obs_terms, batched_observation_input(m, state, command, last, default_q, phase))
+        batch = build_observation(m.obs_terms, observation_input(m, state, command, last, default_q, phase))
         for i in range(n):
             one = RobotState(state.q[i], state.dq[i], quat[i], state.gyro[i])
             row = build_observation(m.obs_terms, observation_input(m, one, command[i], last[i], default_q, phase[i]))
