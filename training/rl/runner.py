@@ -5,7 +5,8 @@ rsl_rl's runner builds the algorithm, its storage and models from the train conf
 and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks need around it:
 
 - a **budget** of iterations or of minutes: a time-boxed run fixes K (the schedules run on k / K)
-  from the pace of its first iterations;
+  from the pace of its first iterations and runs to its deadline (past K the schedules hold their
+  end values; a first run that stopped at K lost the last 3 of its 40 minutes to a slow start);
 - **hooks** (``before_iteration``, ``after_iteration``) where a task sets its curriculum, its
   schedule point or gate, and adds its figures to the iteration's row;
 - **curves as it goes**: rsl_rl's ``Logger`` aggregates the losses, rewards, episode lengths and
@@ -176,7 +177,5 @@ class Runner(OnPolicyRunner):
                 if (k + 1) % self.cfg["save_interval"] == 0:
                     self.save(str(self.out / LATEST))
                 k += 1
-                if self.total_iterations is not None and total is None and k >= self.total_iterations:
-                    break
         self.save(str(self.out / LATEST))
         return self.rows
