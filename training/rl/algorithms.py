@@ -34,6 +34,11 @@ from training.algorithms.schedules import schedule_at
 from training.rl.models import TEACHER_GROUP
 
 
+def teacher_env_count(num_envs: int, fraction: float) -> int:
+    """Environments that always run the teacher (the first ones): at least one if the fraction is not 0."""
+    return max(1, int(num_envs * fraction)) if fraction else 0
+
+
 class BlendedDistillation(Distillation):
     """See the module docstring."""
 
@@ -51,7 +56,7 @@ class BlendedDistillation(Distillation):
             raise ValueError(f"beta_end_fraction {beta_end_fraction} must be in (0, 1], teacher_env_fraction "
                              f"{teacher_env_fraction} in [0, 1]")  # fmt: skip
         self.beta_end_fraction = beta_end_fraction
-        self.teacher_envs = max(1, int(self.storage.num_envs * teacher_env_fraction)) if teacher_env_fraction else 0
+        self.teacher_envs = teacher_env_count(self.storage.num_envs, teacher_env_fraction)
         self.beta = 1.0
         # The teacher's labels come with the observation: it has no weights to load.
         self.teacher_loaded = True

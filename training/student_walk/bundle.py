@@ -19,11 +19,6 @@ CHECKPOINT = "checkpoint.pt"
 CALIBRATION_FRAMES = 64  # depth frames kept from the rollouts for the int8 calibration
 
 
-def teacher_env_count(num_envs: int, fraction: float) -> int:
-    """Environments that always run the teacher (BlendedDistillation's first ones): at least one if any."""
-    return max(1, int(num_envs * fraction)) if fraction else 0
-
-
 def run_provenance(seed: int, wall_s: float) -> dict[str, Any]:
     """What reproduces a run beside the commit (which the exporter records): command line, seed, wall time."""
     program = "parkour" if sys.argv[0].endswith("parkour") else sys.argv[0]
@@ -117,6 +112,8 @@ def plot_curves(rows: list[dict[str, Any]], panels: list[tuple[str, list[tuple[s
                 ax.plot(k, [r.get(key, np.nan) for r in rows], label=label)
         ax.set_title(title)
         ax.set_xlabel("iteration")
+        if "loss" in title.lower():
+            ax.set_yscale("log")
         if len(series) > 1:
             ax.legend()
     fig.tight_layout()

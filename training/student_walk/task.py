@@ -21,14 +21,13 @@ from numpy.typing import NDArray
 
 from training.configs.schema import TrainConfig
 from training.envs.student import CameraConfig
-from training.rl.algorithms import BlendedDistillation
+from training.rl.algorithms import BlendedDistillation, teacher_env_count
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel, ObservedTeacher
 from training.rl.runner import Runner
 from training.student_walk.bundle import (
     CALIBRATION_FRAMES,
     export_walking_student,
     run_provenance,
-    teacher_env_count,
 )
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
 from training.student_walk.teacher import TEACHER_PROVENANCE, WalkTeacher
