@@ -3,7 +3,7 @@
 On a terminal: one rich progress bar (done / total, rate, time left, the job's key figure). When the
 output is not a terminal (CI, ``nohup``, a pipe): one plain line every ``interval_s``. Either way,
 ``update(row)`` appends the row to the curve file (JSON lines, flushed) at once, so a run that is
-killed keeps every iteration it finished.
+killed keeps every iteration it finished. The file is appended to: whoever starts a run clears it.
 
 A time-boxed run (``time_box_s``, a training size with minutes instead of iterations) shows the bar
 over its time box and counts iterations beside it.
@@ -69,7 +69,7 @@ class RunProgress:
         self._curve: IO[str] | None = None
         if curve is not None:
             Path(curve).parent.mkdir(parents=True, exist_ok=True)
-            self._curve = open(curve, "w")  # noqa: SIM115 - held open for the run, closed in close()
+            self._curve = open(curve, "a")  # noqa: SIM115 - held open for the run, closed in close()
         self._bar: Progress | None = None
         if self.terminal:
             self._bar = Progress(

@@ -82,14 +82,17 @@ class BlendedDistillation(Distillation):
     def update(self) -> dict[str, float]:
         st = self.storage
         observations, masks = split_and_pad_trajectories(st.observations, st.dones)
-        hidden = trajectory_start_hidden(st.saved_hidden_state_a, st.dones)
+        starts = trajectory_starts(st.dones)
+        hidden = trajectory_start_hidden(st.saved_hidden_state_a, starts)
+        # Trajectories are ordered environment by environment: those of envs [a, b) are a slice.
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), starts.sum(dim=0).cumsum(0)]).tolist()
         envs = st.num_envs
         size = max(1, envs // min(self.num_mini_batches, envs))
         losses = []
         for _ in range(self.num_learning_epochs):
             for start in range(0, envs, size):
                 stop = min(envs, start + size)
-                first, last = trajectory_range(st.dones, start, stop)
+                first, last = offsets[start], offsets[stop]
                 actions = self.student(observations[:, first:last], masks=masks[:, first:last],
                                        hidden_state=hidden[:, first:last] if hidden is not None else None)  # fmt: skip
                 loss = self.loss_fn(actions, st.privileged_actions[:, start:stop])
@@ -103,26 +106,20 @@ class BlendedDistillation(Distillation):
         return {"behavior": sum(losses) / len(losses)}
 
 
-def trajectory_start_hidden(saved: list[torch.Tensor] | None, dones: torch.Tensor) -> torch.Tensor | None:
-    """The GRU state each trajectory of ``split_and_pad_trajectories`` started from: [layers, trajectories, H]
-    (rsl_rl's recurrent mini-batch indexing; trajectories are ordered environment by environment)."""
+def trajectory_starts(dones: torch.Tensor) -> torch.Tensor:
+    """[T, N] True where a trajectory of ``split_and_pad_trajectories`` starts (t = 0 and after each done)."""
+    starts = torch.ones_like(dones.squeeze(-1), dtype=torch.bool)
+    starts[1:] = dones.squeeze(-1)[:-1].bool()
+    return starts
+
+
+def trajectory_start_hidden(saved: list[torch.Tensor] | None, starts: torch.Tensor) -> torch.Tensor | None:
+    """The GRU state each trajectory started from, [layers, trajectories, H], in
+    ``split_and_pad_trajectories``' order (environment by environment; rsl_rl's recurrent indexing)."""
     if saved is None:
         return None
     (states,) = saved  # a GRU keeps one state tensor: [T, layers, N, H]
-    starts = torch.zeros_like(dones.squeeze(-1), dtype=torch.bool)
-    starts[1:] = dones.squeeze(-1)[:-1].bool()
-    starts[0] = True
     return states.permute(2, 0, 1, 3)[starts.permute(1, 0)].transpose(1, 0).contiguous()
-
-
-def trajectory_range(dones: torch.Tensor, start: int, stop: int) -> tuple[int, int]:
-    """The trajectories of environments ``start:stop`` in ``split_and_pad_trajectories``' order."""
-    starts = torch.zeros_like(dones.squeeze(-1), dtype=torch.bool)
-    starts[1:] = dones.squeeze(-1)[:-1].bool()
-    starts[0] = True
-    per_env = starts.sum(dim=0)
-    first = int(per_env[:start].sum())
-    return first, first + int(per_env[start:stop].sum())
 
 
 class HybridPPO(PPO):

@@ -46,7 +46,8 @@ class CurveWriter(LogWriter):
         self.scalars: dict[int, dict[str, float]] = {}
 
     def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> None:
-        if tag.endswith("/time"):  # the same figures against wall time
+        # "/time": the same figures against wall time; "Perf/": the runner's own timings are in the row
+        if tag.endswith("/time") or tag.startswith("Perf/"):
             return
         self.scalars.setdefault(global_step, {})[tag.rsplit("/", 1)[-1]] = float(scalar_value)
 
@@ -90,6 +91,7 @@ class Runner(OnPolicyRunner):
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
         train_cfg = {**train_cfg, "logger": {"class_name": CurveWriter}}
+        (self.out / CURVE).unlink(missing_ok=True)  # a new run's curve; train() calls append to it
         with contextlib.redirect_stdout(io.StringIO()):  # rsl_rl prints the models; the note has them
             super().__init__(env, train_cfg, log_dir=str(self.out / "logs"), device=device)
         self.logger.git_status_repos = [str(repo_root())]
@@ -111,11 +113,13 @@ class Runner(OnPolicyRunner):
         return policy.output_std
 
     def train(self, budget: Budget, name: str = "train") -> list[dict[str, Any]]:
-        """Run the budget; returns the rows (also in ``curve.jsonl``)."""
+        """Run the budget; returns every row so far (also in ``curve.jsonl``). A second call continues the
+        iteration count, as rsl_rl's ``learn`` does."""
         started = time.monotonic()
         deadline = started + 60.0 * budget.minutes if budget.minutes is not None else None
         total = budget.iterations
-        self.total_iterations = total
+        first = len(self.rows)
+        self.total_iterations = first + total if total is not None else None
         steps = self.cfg["num_steps_per_env"]
         obs = self.env.get_observations().to(self.device)
         self.alg.train_mode()
@@ -128,12 +132,13 @@ class Runner(OnPolicyRunner):
             name, total=total, time_box_s=None if deadline is None else deadline - started, figures=self.figures,
             curve=self.out / CURVE,
         )  # fmt: skip
-        k = 0
+        k = first
         with progress:
-            while (total is not None and k < total) or (
+            while (total is not None and k < first + total) or (
                 total is None and deadline is not None and time.monotonic() < deadline
             ):
-                fraction = k / total if total else (time.monotonic() - started) / (deadline - started)  # type: ignore[operator]
+                elapsed = time.monotonic() - started
+                fraction = (k - first) / total if total else elapsed / (deadline - started)  # type: ignore[operator]
                 if self.hooks is not None:
                     self.hooks.before_iteration(self, k, self.total_iterations, fraction)
                 begin = time.monotonic()
@@ -151,7 +156,7 @@ class Runner(OnPolicyRunner):
                 self.current_learning_iteration = k
                 with contextlib.redirect_stdout(io.StringIO()):  # its console block; the row and the bar have it
                     self.logger.log(
-                        it=k, start_it=0, total_it=total or k + 1, collect_time=collected - begin,
+                        it=k, start_it=first, total_it=self.total_iterations or k + 1, collect_time=collected - begin,
                         learn_time=learned - collected, loss_dict=losses, learning_rate=self.alg.learning_rate,
                         action_std=self._action_std(), rnd_weight=None,
                     )  # fmt: skip
@@ -166,8 +171,8 @@ class Runner(OnPolicyRunner):
                     "learn_s": learned - collected,
                     "wall_s": learned - begin,
                 }
-                if total is None and deadline is not None and k == budget.pace_iterations:
-                    pace = sum(r["wall_s"] for r in [*self.rows[1:], row]) / budget.pace_iterations
+                if total is None and deadline is not None and k == first + budget.pace_iterations:
+                    pace = sum(r["wall_s"] for r in [*self.rows[first + 1 :], row]) / budget.pace_iterations
                     self.total_iterations = k + 1 + max(1, int((deadline - time.monotonic()) / pace))
                     row["total_iterations"] = self.total_iterations
                 if self.hooks is not None:

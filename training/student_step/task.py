@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from rsl_rl.models import MLPModel
 from rsl_rl.modules.distribution import GaussianDistribution
 
+from parkour_core.bundle import load_bundle
 from training.configs.schema import TrainConfig
 from training.rl.algorithms import HybridPPO
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
@@ -38,8 +39,8 @@ from training.rl.runner import Runner
 from training.student_step.env import CourseConfig, StepEnv
 from training.student_step.teacher import StepTeacher
 from training.student_walk.bundle import (
-    CALIBRATION_FRAMES,
     export_walking_student,
+    keep_calibration_frame,
     load_checkpoint,
     run_provenance,
     student_dims,
@@ -76,8 +77,6 @@ class StepTask:
     figures = ("dagger", "dagger_weight", "step_up_rate_window", "height_cap_m")
 
     def __init__(self, cfg: TrainConfig, num_envs: int | None = None) -> None:
-        from parkour_core.bundle import load_bundle
-
         self.cfg = cfg
         n = self.num_envs = num_envs or cfg.env.num_envs
         walker = load_bundle(WALK_BUNDLE).manifest  # the student runs under the walking policy's PD, as in stage 1
@@ -119,8 +118,7 @@ class StepTask:
         self._tracks.append(float(info["track"].mean()))
         self._rewards.append(float(np.mean(reward)))
         self.teacher.reset(np.flatnonzero(done))
-        if len(self.frames) < CALIBRATION_FRAMES and self._steps % 4 == 0:
-            self.frames.append(obs["depth"][self._steps % self.num_envs].copy())
+        keep_calibration_frame(self.frames, obs["depth"], self._steps)
         self._steps += 1
         self._groups = self._observation(obs)
         time_outs = done & ~info["fell"]

@@ -19,6 +19,12 @@ CHECKPOINT = "checkpoint.pt"
 CALIBRATION_FRAMES = 64  # depth frames kept from the rollouts for the int8 calibration
 
 
+def keep_calibration_frame(frames: list[np.ndarray], depth: np.ndarray, step: int) -> None:
+    """Every 4th step's policy image of one environment (cycling), until CALIBRATION_FRAMES are kept."""
+    if len(frames) < CALIBRATION_FRAMES and step % 4 == 0:
+        frames.append(depth[step % len(depth)].copy())
+
+
 def run_provenance(seed: int, wall_s: float) -> dict[str, Any]:
     """What reproduces a run beside the commit (which the exporter records): command line, seed, wall time."""
     program = "parkour" if sys.argv[0].endswith("parkour") else sys.argv[0]

@@ -25,8 +25,8 @@ from training.rl.algorithms import BlendedDistillation, teacher_env_count
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel, ObservedTeacher
 from training.rl.runner import Runner
 from training.student_walk.bundle import (
-    CALIBRATION_FRAMES,
     export_walking_student,
+    keep_calibration_frame,
     run_provenance,
 )
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
@@ -73,6 +73,7 @@ class WalkTask:
         self._groups = self._observation(self.env.reset())
         self.episode_steps = np.zeros(n)
         self.frames: list[NDArray[np.float32]] = []
+        self._steps = 0
         self._clear_figures()
 
     # -- TaskEnv -----------------------------------------------------------------------------
@@ -102,8 +103,7 @@ class WalkTask:
         self._finished += list(self.episode_steps[ids[ids >= t]] * self.dt_s)
         self.episode_steps[ids] = 0
         self.teacher.reset(ids)
-        if len(self.frames) < CALIBRATION_FRAMES and self._steps % 4 == 0:
-            self.frames.append(obs["depth"][self._steps % n].copy())
+        keep_calibration_frame(self.frames, obs["depth"], self._steps)
         self._steps += 1
         self._groups = self._observation(obs)  # labelled after the teachers of finished episodes reset
         return self._groups, np.zeros(n), done, {"time_outs": done & ~info["fell"], "log": {}}
@@ -118,7 +118,6 @@ class WalkTask:
         self._speed_student: list[float] = []
         self._command_vx: list[float] = []
         self._finished: list[float] = []
-        self._steps = getattr(self, "_steps", 0)
 
     def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
         assert isinstance(runner.alg, BlendedDistillation)
