@@ -1,9 +1,14 @@
 """`parkour robot --iface lo --live` against a simulator that behaves like Unitree's own, on both G1 models.
 
-The stand-in (``bridge.peer: unitree_sim``, ``bridge.clock: wall``) computes the PD torque once per
-arriving lowcmd and holds it, steps physics at 5 ms, sends lowstate without tick or CRC and waits for
-nobody. The script is the operator's procedure from the gantry: stand up on the band, activate on the
-band, lower it (release) once the policy walks, walk 0.5 m/s, damp. Judged from what the nodes wrote.
+The stand-in (``bridge.peer: unitree_sim``) computes the PD torque once per arriving lowcmd and holds
+it, steps physics at 5 ms and sends lowstate without tick or CRC. The script is the operator's
+procedure from the gantry: stand up on the band, activate on the band, lower it (release) once the
+policy walks, walk 0.5 m/s, damp. Judged from what the nodes wrote.
+
+The robot graph runs on the stand-in's clock (``--sim-clock``), which holds for the supervisor's and
+the policy's answers: on wall time the outcome is the host's scheduling (a stand-in stalled 54 ms on a
+busy CI machine was rightly damped for stale lowstate; a controller starved 40 ms left the held torque
+on long enough to carry a joint past its limit), so that run is a benchmark (bench/graph/robot.py).
 """
 
 import numpy as np
@@ -25,17 +30,10 @@ WALKED_M = 2.0  # 8 s at 0.5 m/s is 4 m; the policies walk 3-4 m of it
 
 @pytest.mark.parametrize("robot_model", ["", "mjlab"], ids=["holosoma_model", "mjlab_model"])
 def test_the_operator_s_procedure_walks_the_g1_on_a_unitree_like_simulator(tmp_path, robot_model):
-    standin = StandIn(peer="unitree_sim", robot_model=robot_model, physics_dt_s=0.005)
+    standin = StandIn(peer="unitree_sim", robot_model=robot_model, physics_dt_s=0.005, clock="sim")
     run = run_against_standin(tmp_path / "run", 18.0, "g1_walk", standin, GANTRY)
-    # A stand-in stalled past the 50 ms lowstate timeout is damped rightly, and a torque held long enough
-    # can carry a joint past its limit: say which if that is the failure.
-    step = run.bridge["periods_wall_ms"]["step"]
-    held, cpu = run.bridge["lowcmd_held_sim_ms"], run.bridge["cpu"]
-    stand_in = (
-        f"stand-in step period max {step['max']} ms, nice {cpu['nice']}, memory locked {cpu['memory_locked']}, "
-        f"major page faults {cpu['major_page_faults']} (supervisor {run.supervisor['cpu']['major_page_faults']}); "
-        f"commands held p99 {held['p99']} max {held['max']} ms of sim time"
-    )
+    held = run.bridge["lowcmd_held_sim_ms"]
+    stand_in = f"commands held p99 {held['p99']} max {held['max']} ms of sim time"
     assert run.moves() == [
         ("DAMP", "STAND_UP", "stand up requested"),
         ("STAND_UP", "STAND", "stand-up complete"),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 SIM_NODES = ("supervisor", "policy", "script")
 ROBOT_NODES = ("supervisor", "policy")
+SIM_TIME_ARGS = ("--ros-args", "-p", "use_sim_time:=true")
 MODULES = {
     "bridge": "parkour_sim.bridge_node",
     "supervisor": "parkour_safety.supervisor_node",
@@ -190,7 +191,7 @@ def run_sim_graph(
     ``extra_nodes``: (name in MODULES, arguments) of further sim-time nodes (a replay's depth player).
     """
     env = ros_env(ros_domain_id)
-    sim_time = ["--ros-args", "-p", "use_sim_time:=true"]
+    sim_time = list(SIM_TIME_ARGS)
     names = SIM_NODES if teleop is None else tuple(n for n in SIM_NODES if n != "script")
     names = tuple(n for n in names if n != "policy" or _has_policy(config))
     nodes = [start_node(name, config, run_dir, env, sim_time) for name in names]
@@ -263,11 +264,14 @@ class LogEcho:
         return out
 
 
-def run_robot_graph(config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None) -> dict[str, int]:
+def run_robot_graph(
+    config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None, sim_clock: bool = False
+) -> dict[str, int]:
+    """``sim_clock``: every node follows /clock (a simulator standing in for the robot holds time for them)."""
     from parkour_core.config import load_config
 
     env = ros_env(ros_domain_id)
-    extra = ["--live"] if live else []
+    extra = (["--live"] if live else []) + (list(SIM_TIME_ARGS) if sim_clock else [])
     cfg = load_config(config)
     names = [*ROBOT_NODES, *(["depth"] if cfg.camera.enabled else [])]
     names = [n for n in names if n != "policy" or cfg.policy.bundle]

@@ -1,6 +1,13 @@
 """Robot mode against the simulator as a stand-in robot: `parkour robot --iface lo --live` on one side,
-the bridge on wall time (``bridge.clock: wall``: no /clock, no lockstep, it waits for nobody) on the
-other, a script node playing the operator. Used by the peer-mode integration test and bench/graph/robot.py.
+the bridge on the other, a script node playing the operator. Used by the peer-mode integration test and
+bench/graph/robot.py.
+
+On wall time (``clock: wall``: no /clock, no lockstep, it waits for nobody) the run is the robot's
+timing, and the host's too: a stand-in starved past the lowstate timeout is damped as a silent robot
+must be, and a starved controller leaves a held-torque peer holding its torque. That is a measurement
+(bench/graph/robot.py). On sim time (``clock: sim``, ``parkour robot --sim-clock``) the stand-in holds
+its time for the supervisor's and the policy's answers as ``parkour sim`` does, so a busy host slows
+the run and changes nothing in it: what a test may judge.
 
 The stand-in can behave like our own simulator (``peer: stack``: PD every physics step, lowstate with
 tick and CRC) or like Unitree's (``peer: unitree_sim``: PD once per arriving lowcmd, the torque held,
@@ -24,13 +31,16 @@ from typing import Any
 
 import yaml
 
+from parkour_bringup.graph import SIM_TIME_ARGS
 from parkour_core.paths import config_dir, repo_root
 
 READY_TIMEOUT_S = 90.0  # parkour robot up (rclpy, DDS, the bundle loaded) on a busy machine
 # A robot does not share the controller's CPU: its state keeps coming however busy the host is. The
-# stand-in does share it, and a stand-in starved past the supervisor's lowstate timeout (50 ms) is
-# damped as a silent robot must be. Where the OS allows, it runs ahead of the controller and of other
-# load, so host load starves the controller first, as on a robot; bridge.json's cpu.nice says if it did.
+# stand-in does share it, and on wall time a stand-in starved past the supervisor's lowstate timeout
+# (50 ms) is damped as a silent robot must be. Where the OS allows, a wall-time stand-in runs ahead of
+# the controller and of other load, so host load starves the controller first, as on a robot;
+# bridge.json's cpu.nice says if it did. On sim time it must not: it polls for the answers it holds
+# time for, and ahead of the nodes answering it took their CPU (their lowstate reader fell 50 ms behind).
 # Its memory is locked too (bridge.lock_memory), like the controller's on a robot (g1_robot.yaml): some
 # hosts' kernels page out file pages untouched for seconds (DAMON here), code included, and a step
 # that faults its code back in waits for the disk; bridge.json's cpu.major_page_faults counts those.
@@ -50,6 +60,7 @@ class StandIn:
     physics_dt_s: float = 0.002
     camera: bool = False  # the simulated D435i publishing the policy image (no emulated latency)
     command_gap_s: float = 0.0
+    clock: str = "wall"  # bridge.clock; sim: the robot graph and the script follow the stand-in's /clock
 
 
 @dataclass
@@ -70,7 +81,7 @@ def _configs(tmp: Path, domain: int, bundle: str, standin: StandIn, steps: list[
     sim = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
     sim["dds"] = {"domain": domain, "interface": "lo"}
     sim["bridge"].update(
-        clock="wall", peer=standin.peer, robot_model=standin.robot_model, physics_dt_s=standin.physics_dt_s,
+        clock=standin.clock, peer=standin.peer, robot_model=standin.robot_model, physics_dt_s=standin.physics_dt_s,
         command_gap_s=standin.command_gap_s, lock_memory=True,
     )  # fmt: skip
     sim.setdefault("sim_camera", {}).update({"enabled": standin.camera, "latency_min_s": 0.0, "latency_max_s": 0.0})
@@ -110,6 +121,9 @@ def run_against_standin(
         try:
             robot_cmd = [py, "-m", "parkour_bringup.cli", "robot", "--robot", "g1", "--iface", "lo", "--domain",
                          str(domain), "--live", "--config", str(robot_cfg), "--out", str(out / "robot")]  # fmt: skip
+            on_sim_time = standin.clock == "sim"
+            if on_sim_time:
+                robot_cmd.append("--sim-clock")
             graph = subprocess.Popen(robot_cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
             procs.append(graph)
             deadline = time.monotonic() + READY_TIMEOUT_S
@@ -118,12 +132,13 @@ def run_against_standin(
                     raise RuntimeError(f"parkour robot did not come up: {robot_log.read_text()[-3000:]}")
                 time.sleep(0.2)
             script = subprocess.Popen([py, "-m", "parkour_teleop.script_node", "--config", str(standin_cfg),
-                                       "--run-dir", str(out / "script")], env=env, cwd=root)  # fmt: skip
+                                       "--run-dir", str(out / "script"), *(SIM_TIME_ARGS if on_sim_time else ())],
+                                      env=env, cwd=root)  # fmt: skip
             procs.append(script)
             bridge = subprocess.run([py, "-m", "parkour_sim.bridge_node", "--config", str(standin_cfg), "--run-dir",
                                      str(out / "bridge"), "--duration", str(duration_s)], env=env, cwd=root,
                                     capture_output=True, text=True, timeout=duration_s * 4 + 120,
-                                    preexec_fn=_ahead_of_the_controller)  # fmt: skip
+                                    preexec_fn=None if on_sim_time else _ahead_of_the_controller)  # fmt: skip
             if bridge.returncode != 0:
                 output = (bridge.stdout[-2000:] + bridge.stderr[-3000:]).strip()
                 raise RuntimeError(f"the stand-in robot exited {bridge.returncode}: {output}")

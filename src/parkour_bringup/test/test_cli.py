@@ -46,6 +46,20 @@ def test_robot_refuses_a_config_of_the_other_robot(capsys, tmp_path):
     assert main(["config", str(config_dir() / "h1_robot.yaml")]) == 0
 
 
+def test_sim_refuses_a_unitree_like_bridge_and_says_what_drives_one(capsys, tmp_path):
+    """Its lowstate has no tick, by which parkour sim's nodes age lowstate: they would damp at once."""
+    import yaml
+
+    cfg = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    cfg["bridge"]["peer"] = "unitree_sim"
+    path = tmp_path / "unitree_like.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    code = main(["sim", "--config", str(path), "--duration", "1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 1 and "bridge.peer unitree_sim" in err and "parkour robot --iface lo" in err
+    assert not (tmp_path / "run").exists()
+
+
 XBOX = ["A", "B", "X", "Y", "LB", "RB", "Back", "Start"]  # the normalised /teleop/joy order
 
 

@@ -46,7 +46,8 @@ class BridgeConfig:
         "stack",
         choices=("stack", "unitree_sim"),
         doc="stack: PD every physics step, lowstate with tick and CRC; unitree_sim: as Unitree's own simulators, PD "
-        "once per arriving lowcmd and the torque held, lowstate without tick or CRC (needs clock: wall)",
+        "once per arriving lowcmd and the torque held, lowstate without tick or CRC (for parkour robot: parkour sim's "
+        "nodes age lowstate by its tick)",
     )
     command_gap_s: float = _bounded(
         0.0, 0.0, 1.0, doc="drop arriving rt/lowcmd for this long every command_gap_every_s (0: never): a stalling host"
@@ -55,8 +56,9 @@ class BridgeConfig:
     clock: str = _bounded(
         "sim",
         choices=("sim", "wall"),
-        doc="sim: publish /clock and hold sim time for the graph (parkour sim); wall: a stand-in robot, paced to "
-        "wall time, no /clock and no lockstep, stamps on the wall clock (parkour robot --iface lo against it)",
+        doc="sim: publish /clock and hold sim time for the graph (parkour sim, or parkour robot --sim-clock against "
+        "it); wall: a stand-in robot, paced to wall time, no /clock and no lockstep, stamps on the wall clock "
+        "(parkour robot --iface lo against it)",
     )
     physics_dt_s: float = _bounded(0.002, 0.0005, 0.01)
     lock_memory: bool = _bounded(
@@ -437,8 +439,6 @@ def parse(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
-    if isinstance(obj, BridgeConfig) and obj.peer == "unitree_sim" and obj.clock != "wall":
-        raise ConfigError(f"{prefix}.peer: unitree_sim runs like Unitree's simulators, on wall time: set clock: wall")
     if isinstance(obj, BridgeConfig) and obj.clock == "wall" and obj.real_time_factor != 1.0:
         raise ConfigError(
             f"{prefix}.real_time_factor: a stand-in robot (clock: wall) runs at 1.0, got {obj.real_time_factor}"

@@ -44,6 +44,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_robot.yaml)")
     p.add_argument("--live", action="store_true", help="write rt/lowcmd (default: dry run)")
     p.add_argument("--out", type=Path, default=None, help="run folder (default runs/robot-<timestamp>)")
+    p.add_argument(
+        "--sim-clock", action="store_true",
+        help="follow the /clock of a simulator standing in for the robot (bridge.clock: sim), not the wall clock",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     merged["dds"]["domain"] = cfg.dds.domain
     run_config = run_dir / "config.yaml"
     run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
+    clock = ", on the simulator's /clock" if args.sim_clock else ""
     print(f"parkour robot: {args.robot} on {args.iface}, DDS domain {cfg.dds.domain}, "
-          f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}")  # fmt: skip
-    run_robot_graph(run_config, run_dir, args.live)
+          f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}{clock}")  # fmt: skip
+    run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock)
     return 0

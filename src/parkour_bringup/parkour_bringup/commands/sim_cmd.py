@@ -78,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(config_path, overrides)
     if cfg.mode != "sim":
         raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour sim` needs a sim config")
+    if cfg.bridge.peer == "unitree_sim":
+        raise ValueError(
+            f"{config_path}: bridge.peer unitree_sim sends lowstate without a tick, and parkour sim's nodes age "
+            "lowstate by it; run the bridge as a stand-in and parkour robot --iface lo (--sim-clock on sim time) "
+            "against it, or set bridge.peer: stack"
+        )
     if robot is not None and cfg.robot != robot:
         raise ValueError(f"{config_path} is a {cfg.robot} config, not {robot}; drop --robot or --config")
     if teleop == "gamepad":
