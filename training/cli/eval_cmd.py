@@ -54,6 +54,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=None, help="trials per instance (default 5)")
     p.add_argument("--speeds", type=_floats, default=None, help="commanded speeds, m/s (default 1,2)")
     p.add_argument("--heights", type=_floats, default=None, help="obstacle heights, m (default 0.36,0.58,0.76)")
+    p.add_argument(
+        "--only-heights", type=_floats, default=(),
+        help="run only these of --heights, each cell seeded as in the whole grid (a part of a committed grid)",
+    )  # fmt: skip
     p.add_argument("--courses", type=int, default=0, help="also run this many courses of 3-10 boxes")
     p.add_argument("--graph", action="store_true", help="also run each cell's first instance through the DDS graph")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
@@ -106,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         if any(not 0.0 < h <= 1.5 for h in args.heights):
             raise ValueError(f"--heights {args.heights}: each must lie in (0, 1.5] m")
         p = replace(p, heights_m=args.heights)
+    missing = [h for h in args.only_heights if h not in p.heights_m]
+    if missing:
+        raise ValueError(f"--only-heights {missing}: not among the grid's heights {list(p.heights_m)}")
     if args.courses < 0:
         raise ValueError("--courses must be >= 0")
     if args.depth_ablation and not loaded.manifest.uses_depth:
@@ -116,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if (out / "eval.json").exists():
         raise ValueError(f"{out / 'eval.json'} exists; an evaluation never overwrites one (choose another --out)")
     workers = args.workers or os.cpu_count() or 1
-    jobs = grid_jobs(p) + course_jobs(p, args.courses, (3, 10), args.seed)
-    cells = len(p.speeds_mps) * len(p.heights_m)
+    jobs = grid_jobs(p, args.only_heights) + course_jobs(p, args.courses, (3, 10), args.seed)
+    cells = len(p.speeds_mps) * len(args.only_heights or p.heights_m)
     print(f"parkour eval: {bundle}{' (depth ablation)' if args.depth_ablation else ''}: {cells} cells x "
           f"{p.instances} instances x {p.trials} trials + {args.courses} courses = {len(jobs)} trials on "
           f"{workers} processes", flush=True)  # fmt: skip
@@ -140,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         "seeds": "trial_seed(seed, cell, instance, 0) places the obstacle; trial_seed(seed, cell, instance, trial + 1) "
         "draws the trial's noise (training/eval/protocol.py)",
         "trials_per_cell": p.instances * p.trials,
-        "cells": summarise_cells(p, trials),
+        "only_heights": list(args.only_heights),
+        "cells": summarise_cells(p, trials, args.only_heights),
         "course": summarise_courses(trials),
         "wall_s": round(wall, 1),
         "sim_s": round(sum(t["sim_s"] for t in trials), 1),
@@ -151,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
         graph_rows = []
         for cell, (speed, height) in enumerate((v, h) for v in p.speeds_mps for h in p.heights_m):
+            if args.only_heights and height not in args.only_heights:
+                continue
             instance = sample_instance(p, speed, height, np.random.default_rng(trial_seed(args.seed, cell, 0, 0)))
             row = graph_trial(config_path, bundle, p, instance, out / "graph" / f"cell{cell}")
             in_process = next(t for t in trials if t["cell"] == cell and t["instance"] == 0 and t["trial"] == 0)

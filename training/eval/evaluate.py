@@ -62,10 +62,14 @@ def _run(args: tuple[Protocol, int, Job]) -> dict[str, Any]:
     }
 
 
-def grid_jobs(p: Protocol) -> list[Job]:
+def grid_jobs(p: Protocol, only_heights: tuple[float, ...] = ()) -> list[Job]:
+    """Every trial of the grid; ``only_heights``: those heights' cells only, numbered (and so seeded) as
+    in the whole grid, so a part of a committed grid reruns trial for trial."""
     jobs = []
     cells = [(v, h) for v in p.speeds_mps for h in p.heights_m]
     for cell, (speed, height) in enumerate(cells):
+        if only_heights and height not in only_heights:
+            continue
         jobs += [Job(cell, speed, height, i, t) for i in range(p.instances) for t in range(p.trials)]
     return jobs
 
@@ -110,10 +114,12 @@ def run_jobs(
     return trials
 
 
-def summarise_cells(p: Protocol, trials: list[dict]) -> list[dict[str, Any]]:
+def summarise_cells(p: Protocol, trials: list[dict], only_heights: tuple[float, ...] = ()) -> list[dict[str, Any]]:
     cells = []
     for speed in p.speeds_mps:
         for height in p.heights_m:
+            if only_heights and height not in only_heights:
+                continue
             rows = [t for t in trials if t["speed_mps"] == speed and t["height_m"] == height and t["obstacles"] == 1]
             n = len(rows)
             successes = sum(t["outcome"] == "success" for t in rows)

@@ -78,6 +78,17 @@ def test_the_grid_and_its_summary():
     assert cells[1]["success_rate"] == 0.0 and cells[1]["trials"] == 6
 
 
+def test_part_of_a_grid_runs_the_whole_grid_s_trials_of_those_cells():
+    """Same cell numbers, so the same seeds: a 10 cm rerun of a committed grid compares trial for trial."""
+    p = Protocol(speeds_mps=(0.5, 1.0), heights_m=(0.05, 0.1, 0.15), instances=2, trials=1)
+    part = grid_jobs(p, only_heights=(0.1,))
+    assert part == [j for j in grid_jobs(p) if j.height_m == 0.1] and {j.cell for j in part} == {1, 4}
+    trials = [{"speed_mps": j.speed_mps, "height_m": j.height_m, "obstacles": 1, "progress_m": 1.0, "blind_s": 0.0,
+               "outcome": "success"} for j in part]  # fmt: skip
+    cells = summarise_cells(p, trials, only_heights=(0.1,))
+    assert [(c["speed_mps"], c["height_m"], c["trials"]) for c in cells] == [(0.5, 0.1, 2), (1.0, 0.1, 2)]
+
+
 def test_a_success_the_fallback_gait_helped_with_is_not_the_student_s_alone():
     p = Protocol(speeds_mps=(1.0,), heights_m=(0.1,), instances=4, trials=1)
     blind = (0.0, 1.2, 0.0, 0.02)  # BLIND drove in trials 1 and 3
