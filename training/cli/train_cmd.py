@@ -120,7 +120,8 @@ def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | No
 def run(args: argparse.Namespace) -> int:
     if args.train_action == "run":
         r = _train(args.config, args.out, parse_overrides(args.overrides), args.num_envs)
-        print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, bundle {r.get('bundle')}")
+        made = f"bundle {r['bundle']}" if r.get("bundle") else f"teacher {r.get('teacher')}"
+        print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, {made}")
         return 0
     if args.train_action in ("student-walk", "student-step"):
         walk = args.train_action == "student-walk"

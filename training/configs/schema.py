@@ -60,6 +60,12 @@ class EnvConfig:
         [], doc="skill names to train on ([] = every skill in the motions folder); one teacher per skill"
     )
     height_scan: bool = param(True, doc="teacher's privileged 0.7 m x 0.7 m height scan")
+    reference_s: float = param(
+        0.0,
+        0.0,
+        600.0,
+        doc="php_teacher: each reference cut to its first seconds (0: whole), a task a CPU can learn",
+    )
     camera_width: int = param(87, 10, 848, doc="student tasks: ray-cast depth columns (the bundle's 87, or fewer)")
     camera_height: int = param(58, 10, 480, doc="student tasks: ray-cast depth rows")
 
@@ -221,7 +227,7 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
-TASKS = ("php", "student_walk", "student_step")
+TASKS = ("php", "php_teacher", "student_walk", "student_step")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """`parkour train smoke --out DIR`: PHP's whole chain at toy size on the CPU, end to end.
 
 1. **Motion matching**: ``parkour mm synth`` writes a few references into ``DIR/mm``.
-2. **Teacher**: PPO on the CPU tracking env (privileged observation, adaptive start sampling) on a
-   toy-sized task: the first seconds of each reference, a few envs, a small MLP
-   (:mod:`training.pipeline.teacher`).
+2. **Teacher**: the ``php_teacher`` task through the runner (rsl_rl's PPO on the CPU tracking env,
+   privileged observation, adaptive start sampling) on a toy-sized task: the first seconds of each
+   reference, a few envs, a small MLP (``training/configs/php_teacher[_tiny].yaml``, into DIR/teacher).
 3. **Student**: the recurrent depth student of training/export (depth backbone + GRU + MLP, small)
    distilled with PHP's hybrid DAgger + PPO loss on the student env (proprioception through the
    bundle's terms, simulated depth, the 2D command), labels from the teacher on its privileged
@@ -40,7 +40,7 @@ from training.configs.schema import CONFIG_DIR, TrainConfig, load_train_config
 from training.envs.student import CameraConfig
 from training.export.models import SIZES as STUDENT_SIZES
 from training.export.models import StudentSize, parameter_count
-from training.pipeline.teacher import Log
+from training.pipeline.teacher import Log, SkillReference
 
 DEFAULT_CONFIG = CONFIG_DIR / "smoke_cpu.yaml"
 
@@ -62,7 +62,8 @@ COMMON_STUDENT = {
 class SmokeSize:
     motions: int  # `parkour mm synth --count`
     reference_s: float  # each reference cut to its first seconds: the toy task
-    teacher: dict[str, Any]  # overrides of the config for the teacher
+    teacher_config: str  # PHP's teacher: the php_teacher task's config (training/configs/)
+    teacher: dict[str, Any]  # overrides of the config for the teachers of hil, hpl and llp (their own loops)
     student: dict[str, Any]  # overrides for the student (on top of COMMON_STUDENT)
     student_size: StudentSize
     camera: CameraConfig  # raycast resolution (the policy image is always the bundle's 58x87)
@@ -75,6 +76,7 @@ SIZES: dict[str, SmokeSize] = {
     "tiny": SmokeSize(
         motions=2,
         reference_s=1.0,
+        teacher_config="php_teacher_tiny",
         teacher={"run.max_iterations": 3, "run.save_interval": 3},
         student={"env.num_envs": 4, "run.max_iterations": 3, "run.save_interval": 3},
         student_size=STUDENT_SIZES["tiny"],
@@ -85,6 +87,7 @@ SIZES: dict[str, SmokeSize] = {
     "smoke": SmokeSize(
         motions=4,
         reference_s=1.5,
+        teacher_config="php_teacher",
         teacher={
             "env.num_envs": 32,
             "ppo.num_steps_per_env": 24,
@@ -121,6 +124,21 @@ def configs(config: Path, size: SmokeSize, seed: int) -> tuple[TrainConfig, Trai
     teacher = load_train_config(config, {**COMMON_TEACHER, **size.teacher, "run.seed": seed})
     student = load_train_config(config, {**COMMON_TEACHER, **COMMON_STUDENT, **size.student, "run.seed": seed})
     return teacher, student
+
+
+def train_teacher_stage(
+    out: Path, size: SmokeSize, seed: int, references: list[SkillReference] | None = None
+) -> tuple[dict[str, Any], Any]:
+    """The php_teacher task through the runner into DIR/teacher: (php_teacher.json, the teacher).
+
+    On DIR/mm's references cut to the size's seconds, or on ``references`` (a method's own cut)."""
+    from training.php_teacher.task import load_teacher
+    from training.rl.train import train
+
+    overrides = {"env.motions": str(out / "mm"), "env.reference_s": size.reference_s, "run.seed": seed}
+    inputs = {"references": references} if references is not None else None
+    result = train(size.teacher_config, out / "teacher", overrides, task_inputs=inputs)
+    return result, load_teacher(Path(result["teacher"]))
 
 
 def stage_mm(out: Path, count: int, seed: int, log: Log) -> dict[str, Any]:
@@ -211,14 +229,14 @@ def run_smoke(
     from training.export import export_student
     from training.pipeline.curves import plot_curves
     from training.pipeline.student import train_student
-    from training.pipeline.teacher import toy_references, train_teacher
+    from training.pipeline.teacher import toy_references
 
     if size not in SIZES:
         raise ValueError(f"size {size!r} is not one of {', '.join(SIZES)}")
     preset = SIZES[size]
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    teacher_cfg, student_cfg = configs(Path(config), preset, seed)
+    _, student_cfg = configs(Path(config), preset, seed)
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -229,13 +247,12 @@ def run_smoke(
     wall["mm"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    teacher = train_teacher(references, teacher_cfg, seed, log)
-    torch.save(teacher.model.state_dict(), out / "teacher.pt")
+    teacher, teacher_model = train_teacher_stage(out, preset, seed)
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
     student = train_student(
-        references, teacher.model, student_cfg, preset.student_size, preset.camera, seed, preset.bptt_steps, log=log
+        references, teacher_model, student_cfg, preset.student_size, preset.camera, seed, preset.bptt_steps, log=log
     )
     torch.save(student.model.state_dict(), out / "student.pt")
     wall["student"] = time.perf_counter() - t
@@ -249,7 +266,7 @@ def run_smoke(
         name=f"smoke_student_{size}",
         provenance={
             "training": f"parkour train smoke --size {size} --seed {seed}",
-            "teacher_iterations": teacher_cfg.run.max_iterations,
+            "teacher_iterations": len(teacher["iterations"]),
             "student_iterations": student_cfg.run.max_iterations,
             "references": [r.reference.name for r in references],
         },
@@ -273,16 +290,16 @@ def run_smoke(
         "seed": seed,
         "config": str(config),
         "overrides": {
-            "teacher": {**COMMON_TEACHER, **preset.teacher},
+            "teacher": f"training/configs/{preset.teacher_config}.yaml",
             "student": {**COMMON_TEACHER, **COMMON_STUDENT, **preset.student},
         },
         "references": [
             {"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in references
         ],
         "mm": mm,
-        "teacher_return": [row["episode_return"] for row in teacher.iterations],
-        "teacher": _columns(teacher.iterations),
-        "teacher_start_sampler_probabilities": teacher.sampler_probabilities,
+        "teacher_return": [row["episode_return"] for row in teacher["iterations"]],
+        "teacher": _columns(teacher["iterations"]),
+        "teacher_start_sampler_probabilities": teacher["start_sampler_probabilities"],
         "student_loss": [row["total"] for row in student_rows],
         "student": _columns(student_rows),
         "student_parameters": {

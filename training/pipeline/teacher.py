@@ -1,4 +1,9 @@
-"""A motion-tracking teacher trained by PPO on the CPU tracking environment (PHP's step 2, toy sized).
+"""The CPU tracking environment's pieces for PHP's teacher and the methods built on it.
+
+PHP's teacher itself is the ``php_teacher`` task (:mod:`training.php_teacher.task`, rsl_rl's PPO
+through the one runner). What is here: references, the env's config from the schema, the adaptive
+start sampler's hook, and the flat-batch PPO pieces HIL's and HPL's teachers still run in their own
+loops (``ppo_update``, ``rollout_batch``, ``TeacherPolicy``).
 
 - **References**: `parkour mm synth` motions, cut to their first seconds (:func:`toy_references`):
   a short, easy task a few PPO iterations on two cores can make progress on. Each keeps its skill
@@ -8,19 +13,15 @@
 - **Adaptive start-state sampling** (PHP): start phases come from
   :class:`training.algorithms.sampling.AdaptiveStartSampler`, which is told after every finished
   episode where it started and whether it failed (terminated, not timed out).
-- **Update**: rsl-rl's PPO through the loss pieces of :mod:`training.algorithms.hybrid` with
-  lambda_PPO = 1 and no DAgger term (:func:`ppo_update`). ``HybridPPODagger.update`` takes its
-  weights from the distillation schedule, which a teacher does not follow.
-- **Time-outs** are bootstrapped into the reward (``r += gamma V(s_final)``), as rsl-rl does, so only
-  failures end the return.
+- **Update** (HIL, HPL): PPO through the loss pieces of :mod:`training.algorithms.hybrid` with
+  lambda_PPO = 1 and no DAgger term (:func:`ppo_update`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ from training.envs import rewards
 from training.envs.randomization import NOMINAL
 from training.envs.randomization import RandomizationConfig as EnvRandomization
 from training.envs.reference import Reference, load_reference
-from training.envs.tracking import StartSampler, TrackingConfig, TrackingEnv, frames_from_phases
+from training.envs.tracking import StartSampler, TrackingConfig, frames_from_phases
 from training.pipeline.normalizer import EmpiricalNormalizer
 
 Log = Callable[[str], None]
@@ -253,17 +254,6 @@ def rollout_batch(
     )
 
 
-@dataclass
-class TeacherResult:
-    model: TeacherPolicy
-    iterations: list[dict[str, Any]] = field(default_factory=list)
-    sampler_probabilities: list[float] = field(default_factory=list)
-
-    @property
-    def returns(self) -> list[float]:
-        return [it["episode_return"] for it in self.iterations]
-
-
 class TeacherPolicy(MLPActorCritic):
     """training.algorithms' MLP actor-critic behind an (optional) empirical observation normalizer."""
 
@@ -288,84 +278,3 @@ def make_teacher(cfg: TrainConfig, num_obs: int, num_actions: int) -> TeacherPol
     return TeacherPolicy(
         num_obs, num_actions, tuple(cfg.policy.actor_hidden), cfg.policy.init_noise_std, cfg.policy.obs_normalization
     )
-
-
-def train_teacher(references: Sequence[SkillReference], cfg: TrainConfig, seed: int, log: Log = print) -> TeacherResult:
-    """PPO for ``cfg.run.max_iterations`` iterations of ``num_envs x num_steps_per_env`` steps."""
-    torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    refs = [r.reference for r in references]
-    track_cfg = tracking_config(cfg, seed)
-    s = cfg.sampling
-    sampler = AdaptiveStartSampler(s.bins, floor=s.uniform_fraction, decay=s.decay, enabled=s.adaptive)
-    env = TrackingEnv(refs, track_cfg, start_sampler=phase_start_sampler(sampler, refs, track_cfg.min_episode_frames))
-    model = make_teacher(cfg, env.num_obs, env.num_actions)
-    hybrid = cfg.hybrid_config()
-    optimizer = torch.optim.Adam(model.parameters(), lr=hybrid.learning_rate)
-    lr = hybrid.learning_rate
-    gamma, lam = cfg.ppo.gamma, cfg.ppo.lam
-    steps, n, a = cfg.ppo.num_steps_per_env, env.num_envs, env.num_actions
-    result = TeacherResult(model)
-    episodes = EpisodeTracker(n)
-    try:
-        obs = torch.from_numpy(env.reset())
-        for k in range(cfg.run.max_iterations):
-            started = time.perf_counter()
-            buf = {
-                "obs": torch.zeros(steps, n, env.num_obs),
-                "actions": torch.zeros(steps, n, a),
-                "log_probs": torch.zeros(steps, n),
-                "values": torch.zeros(steps, n),
-                "rewards": torch.zeros(steps, n),
-                "dones": torch.zeros(steps, n, dtype=torch.bool),
-                "mean": torch.zeros(steps, n, a),
-                "std": torch.zeros(steps, n, a),
-            }
-            errors = []
-            for t in range(steps):
-                model.normalizer.update(obs)
-                with torch.no_grad():
-                    dist = model.action_distribution(obs)
-                    action = gaussian_sample(dist.mean, dist.stddev, generator)
-                    buf["log_probs"][t] = dist.log_prob(action).sum(-1)
-                    buf["values"][t] = model.value(obs)
-                buf["obs"][t], buf["actions"][t], buf["mean"][t], buf["std"][t] = obs, action, dist.mean, dist.stddev
-                next_obs, reward, done, info = env.step(action.numpy().astype(np.float64))
-                episodes.add(reward, done, info["terminated"])
-                ids = np.flatnonzero(done)
-                if len(ids):
-                    sampler.record(info["episode_start_phase"][ids], info["terminated"][ids])
-                reward = reward.copy()
-                timed_out = info["truncated"][ids]
-                if timed_out.any():  # bootstrap time-outs: the episode did not fail
-                    with torch.no_grad():
-                        final_values = model.value(torch.from_numpy(info["final_obs"][timed_out])).numpy()
-                    reward[ids[timed_out]] += gamma * final_values
-                buf["rewards"][t] = torch.from_numpy(reward).float()
-                buf["dones"][t] = torch.from_numpy(done)
-                errors.append(float(np.mean(info["tracking_error"])))
-                obs = torch.from_numpy(next_obs)
-            batch = rollout_batch(model, buf, obs, gamma, lam)
-            collected = time.perf_counter()
-            lr, losses = ppo_update(model, optimizer, batch, hybrid, lr, generator)
-            stats = {
-                "iteration": k,
-                **episodes.summary(env.dt_s),
-                "reward_per_step": float(buf["rewards"].mean()),
-                "tracking_error_m": float(np.mean(errors)),
-                "action_std": float(model.log_std.detach().exp().mean()),
-                **losses,
-                "learning_rate": lr,
-                "collect_s": collected - started,
-                "update_s": time.perf_counter() - collected,
-            }
-            result.iterations.append(stats)
-            log(
-                f"teacher {k + 1}/{cfg.run.max_iterations}: return {stats['episode_return']:.2f} "
-                f"({stats['episodes']} episodes, {stats['episode_length_s']:.2f} s), error "
-                f"{stats['tracking_error_m']:.3f} m, std {stats['action_std']:.3f}"
-            )
-    finally:
-        env.close()
-    result.sampler_probabilities = sampler.probabilities().tolist()
-    return result

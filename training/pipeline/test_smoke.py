@@ -11,6 +11,7 @@ import pytest
 from parkour_bringup import cli
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
+from training.configs.schema import load_train_config
 from training.export.parity import random_rollout
 from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
 
@@ -42,7 +43,8 @@ def test_tiny_smoke_writes_a_bundle_the_runtime_runs(smoke_run: Path) -> None:
 @pytest.mark.integration
 def test_tiny_smoke_json_curves_and_sim(smoke_run: Path) -> None:
     result = json.loads((smoke_run / "smoke.json").read_text())
-    teacher_cfg, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    _, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     assert len(result["student_loss"]) == student_cfg.run.max_iterations
     assert all(np.isfinite(result["teacher_return"])) and all(np.isfinite(result["student_loss"]))

@@ -22,12 +22,18 @@ from training.rl.runner import Budget, Runner
 from training.student_walk.bundle import plot_curves
 
 TASKS = {
+    "php_teacher": "training.php_teacher.task:TeacherTask",
     "student_walk": "training.student_walk.task:WalkTask",
     "student_step": "training.student_step.task:StepTask",
 }
 
 # What each task's curves.png shows: (title, [(row key, label)]).
 PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
+    "php_teacher": [
+        ("episode return", [("episode_return", "finished episodes (rsl_rl)")]),
+        ("tracking", [("tracking_error_m", "mean body-position error (m)"), ("failed_fraction", "episodes failed")]),
+        ("reward per step", [("reward_per_step", "reward/step")]),
+    ],
     "student_walk": [
         ("DAgger loss (MSE to the teacher's actions)", [("behavior", "loss")]),
         ("episode length (s)", [("episode_length_s", "finished episodes"), ("running_length_s", "running episodes")]),
@@ -64,12 +70,15 @@ def train(
     out: str | Path,
     overrides: dict[str, Any] | None = None,
     num_envs: int | None = None,
+    task_inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Train ``config`` (a name under training/configs/ or a YAML path) into ``out``; returns ``<task>.json``."""
+    """Train ``config`` (a name under training/configs/ or a YAML path) into ``out``; returns ``<task>.json``.
+
+    ``task_inputs``: what a caller hands the task beyond its config (a pipeline's references)."""
     cfg: TrainConfig = load_train_config(config, overrides)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    task = task_class(cfg.task)(cfg, num_envs)
+    task = task_class(cfg.task)(cfg, num_envs, **(task_inputs or {}))
     env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
     try:
         runner = Runner(env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures)

@@ -2,7 +2,8 @@
 
 Stages and outputs are those of :func:`training.pipeline.smoke.run_smoke` (``DIR/mm``,
 ``DIR/bundle``, ``DIR/smoke.json``, ``DIR/curves.png``, ``DIR/sim``), through the pipeline's own
-functions (``configs``, ``stage_mm``, ``train_teacher``, ``stage_sim``, ``plot_curves``) and sizes.
+functions (``configs``, ``stage_mm``, ``train_teacher_stage``: the php_teacher task through the runner,
+``stage_sim``, ``plot_curves``) and sizes.
 What LLP changes:
 
 - references cut around each motion's skill (approach, skill and exit all present), with their phase;
@@ -26,7 +27,16 @@ from typing import Any
 
 from training.methods.llp.student import SIZES as LLP_SIZES
 from training.methods.llp.timing import LLPTiming
-from training.pipeline.smoke import COMMON_STUDENT, COMMON_TEACHER, DEFAULT_CONFIG, SIZES, configs, stage_mm, stage_sim
+from training.pipeline.smoke import (
+    COMMON_STUDENT,
+    COMMON_TEACHER,
+    DEFAULT_CONFIG,
+    SIZES,
+    configs,
+    stage_mm,
+    stage_sim,
+    train_teacher_stage,
+)
 from training.pipeline.teacher import Log
 
 # Seconds kept before the skill's first frame and after its last (the toy task's approach and exit).
@@ -45,7 +55,6 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     from training.methods.llp.student import export_llp_student
     from training.methods.llp.transition_prior import GROUPS, PriorConfig
     from training.pipeline.curves import plot_curves
-    from training.pipeline.teacher import train_teacher
 
     if size not in SIZES:
         raise ValueError(f"size {size!r} is not one of {', '.join(SIZES)}")
@@ -53,7 +62,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     before_s, after_s = AROUND_SKILL_S[size]
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    teacher_cfg, student_cfg = configs(DEFAULT_CONFIG, preset, seed)
+    _, student_cfg = configs(DEFAULT_CONFIG, preset, seed)
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -64,13 +73,12 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     wall["mm"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    teacher = train_teacher([r.skill_reference for r in references], teacher_cfg, seed, log)
-    torch.save(teacher.model.state_dict(), out / "teacher.pt")
+    teacher, teacher_model = train_teacher_stage(out, preset, seed, [r.skill_reference for r in references])
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
     student = train_llp_student(
-        references, teacher.model, student_cfg, llp_size, preset.camera, seed, timing, prior_cfg,
+        references, teacher_model, student_cfg, llp_size, preset.camera, seed, timing, prior_cfg,
         RECONSTRUCTION_WEIGHT, preset.bptt_steps, log=log,
     )  # fmt: skip
     model = student.model
@@ -89,7 +97,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         name=f"llp_smoke_student_{size}",
         provenance={
             "training": f"parkour train smoke --method llp --size {size} --seed {seed}",
-            "teacher_iterations": teacher_cfg.run.max_iterations,
+            "teacher_iterations": len(teacher["iterations"]),
             "student_iterations": student_cfg.run.max_iterations,
             "references": [r.reference.name for r in references],
         },
@@ -116,7 +124,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "seed": seed,
         "config": str(DEFAULT_CONFIG),
         "overrides": {
-            "teacher": {**COMMON_TEACHER, **preset.teacher},
+            "teacher": f"training/configs/{preset.teacher_config}.yaml",
             "student": {**COMMON_TEACHER, **COMMON_STUDENT, **preset.student},
         },
         "references": [
@@ -130,9 +138,9 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
             for r in references
         ],
         "mm": mm,
-        "teacher_return": [row["episode_return"] for row in teacher.iterations],
-        "teacher": columns(teacher.iterations),
-        "teacher_start_sampler_probabilities": teacher.sampler_probabilities,
+        "teacher_return": [row["episode_return"] for row in teacher["iterations"]],
+        "teacher": columns(teacher["iterations"]),
+        "teacher_start_sampler_probabilities": teacher["start_sampler_probabilities"],
         "student_loss": [row["total"] for row in rows],
         "reconstruction_loss": [row["reconstruction"] for row in rows],
         "student": columns(rows),

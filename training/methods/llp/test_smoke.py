@@ -10,6 +10,7 @@ import pytest
 
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
+from training.configs.schema import load_train_config
 from training.methods.llp.smoke import run_method_smoke
 from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
 
@@ -20,7 +21,8 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     returned = run_method_smoke(out, "tiny", 0, True, log=lambda _: None)
     result = json.loads((out / "smoke.json").read_text())
     assert result["method"] == "llp" and result["bundle"] == returned["bundle"]
-    teacher_cfg, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    _, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     k = student_cfg.run.max_iterations
     assert len(result["student_loss"]) == len(result["reconstruction_loss"]) == k
