@@ -36,7 +36,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("smoke", help="mm -> teacher -> student -> bundle -> sim, on the CPU at toy size")
     s.add_argument("--out", type=Path, required=True, help="output folder")
     s.add_argument(
-        "--config", type=Path, default=None, help="training config (default training/configs/smoke_cpu.yaml)"
+        "--config",
+        type=Path,
+        default=None,
+        help="--method php: the student's config (default training/configs/php_student[_tiny].yaml)",
     )
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--size", choices=("tiny", "smoke"), default="smoke", help="tiny: tests (~1 min); smoke: minutes")
@@ -151,15 +154,13 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: torch and the training stack are not needed by other commands.
     import importlib
 
-    from training.pipeline.smoke import DEFAULT_CONFIG, run_smoke
+    from training.pipeline.smoke import run_smoke
 
     def log(line: str) -> None:
         print(line, flush=True)
 
     if args.method == "php":
-        result = run_smoke(
-            args.out, config=args.config or DEFAULT_CONFIG, seed=args.seed, size=args.size, sim=not args.no_sim, log=log
-        )
+        result = run_smoke(args.out, config=args.config, seed=args.seed, size=args.size, sim=not args.no_sim, log=log)
     else:
         if args.config is not None:
             raise ValueError(f"--config applies to --method php; {args.method} sizes its run with --size")

@@ -227,7 +227,7 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
-TASKS = ("php", "php_teacher", "student_walk", "student_step")
+TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ def plot_curves(result: dict[str, Any], path: Path) -> Path:
         ("value", "value loss"),
         ("teacher_student_mse", "rollout MSE to teacher"),
     ):
-        ax.plot(j, student[name], label=label)
+        if name in student:  # the php_student task reports L_D only
+            ax.plot(j, student[name], label=label)
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("student iteration")
     ax.set_title("Student (hybrid DAgger + PPO)")

@@ -4,22 +4,25 @@
 2. **Teacher**: the ``php_teacher`` task through the runner (rsl_rl's PPO on the CPU tracking env,
    privileged observation, adaptive start sampling) on a toy-sized task: the first seconds of each
    reference, a few envs, a small MLP (``training/configs/php_teacher[_tiny].yaml``, into DIR/teacher).
-3. **Student**: the recurrent depth student of training/export (depth backbone + GRU + MLP, small)
-   distilled with PHP's hybrid DAgger + PPO loss on the student env (proprioception through the
-   bundle's terms, simulated depth, the 2D command), labels from the teacher on its privileged
-   observation of the same state (:mod:`training.pipeline.student`).
-4. **Export**: ``training.export.export_student`` writes ``DIR/bundle`` (ONNX vs torch parity and
-   the int8 check must pass, or the stage fails and no manifest is written).
-5. **Simulation**: ``parkour sim --bundle DIR/bundle --no-bag --out DIR/sim`` runs the real graph
-   (bridge, supervisor, policy node) with the policy active for ``sim_active_s`` seconds; whether it
-   ran and whether the robot fell go into ``DIR/smoke.json``.
+3. **Student**: the ``php_student`` task through the runner: the recurrent depth student (depth
+   backbone + GRU + MLP, small) distilled with PHP's hybrid DAgger + PPO loss on the student env
+   (proprioception through the bundle's terms, simulated depth, the 2D command), labels from the
+   teacher on its privileged observation of the same state (``configs/php_student[_tiny].yaml``,
+   into DIR/student).
+4. **Export**: the task's end writes ``DIR/student/bundle`` (ONNX vs torch parity must pass, int8
+   where its check passes, or the stage fails and no manifest is written).
+5. **Simulation**: ``parkour sim --bundle DIR/student/bundle --no-bag --out DIR/sim`` runs the real
+   graph (bridge, supervisor, policy node) with the policy active for ``sim_active_s`` seconds;
+   whether it ran and whether the robot fell go into ``DIR/smoke.json``.
+
+``DIR/smoke.json``.
 
 ``DIR/smoke.json``: ``teacher_return`` and ``student_loss`` (one value per iteration), the other
 per-iteration terms, stage wall times, the sim run's summary and the bundle path; ``DIR/curves.png``.
 
-Sizes: ``tiny`` (tests, about a minute) and ``smoke`` (the CPU smoke run, a few minutes). Their
-settings are overrides of the ``--config`` YAML (training/configs/smoke_cpu.yaml by default),
-recorded in smoke.json.
+Sizes: ``tiny`` (tests, about a minute) and ``smoke`` (the CPU smoke run, a few minutes): the
+teacher's and the student's configs (``--config`` replaces the student's). HIL, HPL and LLP build
+their students' configs from ``training/configs/smoke_cpu.yaml`` and the sizes' overrides.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from parkour_core.provenance import provenance
 from training.configs.schema import CONFIG_DIR, TrainConfig, load_train_config
 from training.envs.student import CameraConfig
 from training.export.models import SIZES as STUDENT_SIZES
-from training.export.models import StudentSize, parameter_count
+from training.export.models import StudentSize
 from training.pipeline.teacher import Log, SkillReference
 
 DEFAULT_CONFIG = CONFIG_DIR / "smoke_cpu.yaml"
@@ -63,8 +66,9 @@ class SmokeSize:
     motions: int  # `parkour mm synth --count`
     reference_s: float  # each reference cut to its first seconds: the toy task
     teacher_config: str  # PHP's teacher: the php_teacher task's config (training/configs/)
+    student_config: str  # PHP's student: the php_student task's config
     teacher: dict[str, Any]  # overrides of the config for the teachers of hil, hpl and llp (their own loops)
-    student: dict[str, Any]  # overrides for the student (on top of COMMON_STUDENT)
+    student: dict[str, Any]  # overrides for the students of hil, hpl and llp (on top of COMMON_STUDENT)
     student_size: StudentSize
     camera: CameraConfig  # raycast resolution (the policy image is always the bundle's 58x87)
     bptt_steps: int
@@ -77,6 +81,7 @@ SIZES: dict[str, SmokeSize] = {
         motions=2,
         reference_s=1.0,
         teacher_config="php_teacher_tiny",
+        student_config="php_student_tiny",
         teacher={"run.max_iterations": 3, "run.save_interval": 3},
         student={"env.num_envs": 4, "run.max_iterations": 3, "run.save_interval": 3},
         student_size=STUDENT_SIZES["tiny"],
@@ -88,6 +93,7 @@ SIZES: dict[str, SmokeSize] = {
         motions=4,
         reference_s=1.5,
         teacher_config="php_teacher",
+        student_config="php_student",
         teacher={
             "env.num_envs": 32,
             "ppo.num_steps_per_env": 24,
@@ -139,6 +145,22 @@ def train_teacher_stage(
     inputs = {"references": references} if references is not None else None
     result = train(size.teacher_config, out / "teacher", overrides, task_inputs=inputs)
     return result, load_teacher(Path(result["teacher"]))
+
+
+def train_student_stage(
+    out: Path,
+    config: Path | str,
+    seed: int,
+    references: list[SkillReference],
+    teacher: Any,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The php_student task through the runner into DIR/student (its bundle: DIR/student/bundle),
+    distilling ``teacher`` on ``references``; returns php_student.json's content."""
+    from training.rl.train import train
+
+    inputs = {"references": references, "teacher": teacher, "provenance": provenance}
+    return train(config, out / "student", {"run.seed": seed}, task_inputs=inputs)
 
 
 def stage_mm(out: Path, count: int, seed: int, log: Log) -> dict[str, Any]:
@@ -216,19 +238,17 @@ def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 def run_smoke(
     out: Path,
-    config: Path = DEFAULT_CONFIG,
+    config: Path | str | None = None,
     seed: int = 0,
     size: str = "smoke",
     sim: bool = True,
     log: Log = print,
 ) -> dict[str, Any]:
-    """Every stage in order; writes DIR/smoke.json and DIR/curves.png and returns smoke.json's content."""
-    import torch
+    """Every stage in order; writes DIR/smoke.json and DIR/curves.png and returns smoke.json's content.
 
+    ``config``: the student's (default the size's ``php_student`` config)."""
     from parkour_core.stats import write_json
-    from training.export import export_student
     from training.pipeline.curves import plot_curves
-    from training.pipeline.student import train_student
     from training.pipeline.teacher import toy_references
 
     if size not in SIZES:
@@ -236,8 +256,6 @@ def run_smoke(
     preset = SIZES[size]
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    _, student_cfg = configs(Path(config), preset, seed)
-    torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -251,30 +269,11 @@ def run_smoke(
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    student = train_student(
-        references, teacher_model, student_cfg, preset.student_size, preset.camera, seed, preset.bptt_steps, log=log
-    )
-    torch.save(student.model.state_dict(), out / "student.pt")
-    wall["student"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    model = student.model
-    bundle = export_student(
-        model.backbone.eval(),
-        model.student.eval(),
-        out / "bundle",
-        name=f"smoke_student_{size}",
-        provenance={
-            "training": f"parkour train smoke --size {size} --seed {seed}",
-            "teacher_iterations": len(teacher["iterations"]),
-            "student_iterations": student_cfg.run.max_iterations,
-            "references": [r.reference.name for r in references],
-        },
-        calibration_frames=student.calibration_frames,
-    )
+    student = train_student_stage(out, config or preset.student_config, seed, references, teacher_model)
+    bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["export"] = time.perf_counter() - t
-    log(f"export: wrote {bundle}")
+    wall["student"] = time.perf_counter() - t
+    log(f"student: wrote {bundle}")
 
     sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
     if sim:
@@ -283,16 +282,12 @@ def run_smoke(
         wall["sim"] = time.perf_counter() - t
     wall["total"] = time.perf_counter() - started
 
-    student_rows = student.iterations
+    student_rows = student["iterations"]
     result: dict[str, Any] = {
         **provenance(),
         "size": size,
         "seed": seed,
-        "config": str(config),
-        "overrides": {
-            "teacher": f"training/configs/{preset.teacher_config}.yaml",
-            "student": {**COMMON_TEACHER, **COMMON_STUDENT, **preset.student},
-        },
+        "configs": {"teacher": preset.teacher_config, "student": str(config or preset.student_config)},
         "references": [
             {"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in references
         ],
@@ -302,10 +297,7 @@ def run_smoke(
         "teacher_start_sampler_probabilities": teacher["start_sampler_probabilities"],
         "student_loss": [row["total"] for row in student_rows],
         "student": _columns(student_rows),
-        "student_parameters": {
-            "depth_backbone": parameter_count(model.backbone),
-            "student": parameter_count(model.student),
-        },
+        "student_parameters": student["parameters"],
         "bundle": str(bundle),
         "export_checks": manifest["provenance"]["checks"],
         "sim": sim_summary,

@@ -1,4 +1,10 @@
-"""PHP's hybrid DAgger + PPO update for the recurrent depth student, on sequence mini-batches.
+"""The hand-written recurrent hybrid update LLP's student and HPL's collectors still run.
+
+PHP's own student is the ``php_student`` task (rsl_rl's storage and
+:class:`training.rl.algorithms.HybridPPO` through the one runner); this module goes once LLP's and
+HPL's students move onto it too.
+
+PHP's hybrid DAgger + PPO update for the recurrent depth student, on sequence mini-batches.
 
 ``training.algorithms.hybrid.HybridPPODagger`` draws flat, shuffled samples, which a GRU cannot use:
 its action at step t depends on every earlier step of the episode. Here the collected rollout
@@ -40,7 +46,9 @@ from training.algorithms.hybrid import (
     value_loss,
 )
 from training.algorithms.schedules import schedule_at
-from training.export.models import DepthBackbone, RecurrentStudent
+from training.configs.schema import TrainConfig
+from training.export.models import DepthBackbone, RecurrentStudent, StudentSize
+from training.export.student import student_manifest
 from training.pipeline.normalizer import EmpiricalNormalizer
 
 
@@ -268,3 +276,22 @@ class RecurrentHybridUpdate:
             ppo_weight=point.ppo_weight,
             imitated_fraction=float(batch.dagger_mask.float().mean().item()),
         )
+
+
+def build_student(size: StudentSize, seed: int, privileged_dim: int, cfg: TrainConfig) -> RecurrentDepthActorCritic:
+    """training.export's backbone + recurrent student (the bundle's obs terms and depth size), plus std and critic."""
+    manifest = student_manifest("training", size.gru_hidden, {}, {}, latent_dim=size.latent_dim)
+    assert manifest.depth is not None
+    torch.manual_seed(seed)
+    spec = manifest.depth.spec
+    backbone = DepthBackbone(size, spec.height, spec.width)
+    num_obs = sum(t.dims for t in manifest.obs_terms)
+    student = RecurrentStudent(num_obs, size, len(manifest.joint_names))
+    return RecurrentDepthActorCritic(
+        backbone,
+        student,
+        privileged_dim,
+        tuple(cfg.policy.critic_hidden),
+        cfg.policy.init_noise_std,
+        normalize_critic=cfg.policy.obs_normalization,
+    )

@@ -43,7 +43,7 @@ from training.algorithms.hybrid import (
     surrogate_loss,
     value_loss,
 )
-from training.algorithms.sampling import AdaptiveStartSampler
+from training.algorithms.sampling import AdaptiveStartSampler, SkillSampler
 from training.configs.schema import RandomizationConfig as RandomizationSchema
 from training.configs.schema import TrainConfig
 from training.envs import rewards
@@ -54,6 +54,7 @@ from training.envs.tracking import StartSampler, TrackingConfig, frames_from_pha
 from training.pipeline.normalizer import EmpiricalNormalizer
 
 Log = Callable[[str], None]
+Ints = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,19 @@ def phase_start_sampler(
     def draw(env_ids: NDArray[np.int64], ref_ids: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
         phases = sampler.sample(len(env_ids), rng)
         return frames_from_phases(references, ref_ids, phases, min_episode_frames)
+
+    return draw
+
+
+def skill_ref_sampler(references: Sequence[SkillReference]):
+    """TrackingEnv ref sampler: a skill uniformly (SkillSampler), then one of its references uniformly."""
+    skills = sorted({r.skill for r in references})
+    sampler = SkillSampler(skills)
+    by_skill = [np.array([i for i, r in enumerate(references) if r.skill == s]) for s in skills]
+
+    def draw(env_ids: Ints, rng: np.random.Generator) -> Ints:
+        chosen = sampler.sample(len(env_ids), rng)
+        return np.array([by_skill[s][rng.integers(len(by_skill[s]))] for s in chosen], dtype=np.int64)
 
     return draw
 

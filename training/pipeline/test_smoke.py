@@ -13,7 +13,7 @@ from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
 from training.configs.schema import load_train_config
 from training.export.parity import random_rollout
-from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
+from training.pipeline.smoke import SIZES
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.integration
 def test_tiny_smoke_writes_a_bundle_the_runtime_runs(smoke_run: Path) -> None:
-    bundle = load_bundle(smoke_run / "bundle")  # contract and SHA-256 of every file
+    bundle = load_bundle(smoke_run / "student" / "bundle")  # contract and SHA-256 of every file
     runner = PolicyRunner(bundle)  # ONNX I/O against the manifest
     rollout = random_rollout(bundle.manifest, 5, seed=0)
     runner.reset()
@@ -43,8 +43,8 @@ def test_tiny_smoke_writes_a_bundle_the_runtime_runs(smoke_run: Path) -> None:
 @pytest.mark.integration
 def test_tiny_smoke_json_curves_and_sim(smoke_run: Path) -> None:
     result = json.loads((smoke_run / "smoke.json").read_text())
-    _, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
     teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
+    student_cfg = load_train_config(SIZES["tiny"].student_config)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     assert len(result["student_loss"]) == student_cfg.run.max_iterations
     assert all(np.isfinite(result["teacher_return"])) and all(np.isfinite(result["student_loss"]))
@@ -52,8 +52,8 @@ def test_tiny_smoke_json_curves_and_sim(smoke_run: Path) -> None:
     # PHP's schedule over K = 3: lambda_D 1 -> 1/3 -> 0.1, termination 0.5 -> 0.83 -> 1.0 m.
     np.testing.assert_allclose(student["dagger_weight"], [1.0, 1 / 3, 0.1])
     np.testing.assert_allclose(student["termination_m"], [0.5, 0.5 + 0.5 * 2 / 3, 1.0])
-    assert set(result["stage_wall_s"]) >= {"mm", "teacher", "student", "export", "sim", "total"}
-    assert Path(result["bundle"]) == (smoke_run / "bundle").resolve()
+    assert set(result["stage_wall_s"]) >= {"mm", "teacher", "student", "sim", "total"}
+    assert Path(result["bundle"]) == (smoke_run / "student" / "bundle").resolve()
     assert len(list((smoke_run / "mm").glob("motion_*.npz"))) == SIZES["tiny"].motions
     png = smoke_run / "curves.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

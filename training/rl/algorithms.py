@@ -133,9 +133,12 @@ class HybridPPO(PPO):
         min_lr: float = 1e-5,
         max_lr: float = 1e-2,
         teacher_group: str = TEACHER_GROUP,
+        mask_group: str | None = None,
         total_iterations: int = 1,
         **kwargs: Any,
     ) -> None:
+        """``mask_group``: an observation group [N, 1] (1: imitate, 0: not) weighting L_D per step (PHP
+        imitates only within the teachers' 0.5 m of their reference)."""
         if kwargs.get("rnd_cfg") or kwargs.get("symmetry_cfg") or kwargs.get("multi_gpu_cfg"):
             raise ValueError("HybridPPO: RND, symmetry and multi-GPU are not supported (its update restates PPO's)")
         super().__init__(*args, **kwargs)
@@ -143,6 +146,7 @@ class HybridPPO(PPO):
         self.critic_always_trained = critic_always_trained
         self.min_lr, self.max_lr = min_lr, max_lr
         self.teacher_group = teacher_group
+        self.mask_group = mask_group
         self.total_iterations = total_iterations  # K; a time-boxed run sets it once its pace is known
         self.schedule_iteration = 0  # k
 
@@ -175,8 +179,10 @@ class HybridPPO(PPO):
             entropy = self.actor.output_entropy
             mean = self.actor.output_mean
             teacher = batch.observations[self.teacher_group]
+            imitate = batch.observations[self.mask_group] if self.mask_group else torch.ones_like(teacher[..., :1])
             if batch.masks is not None:
                 teacher = unpad_trajectories(teacher, batch.masks)
+                imitate = unpad_trajectories(imitate, batch.masks)
             with torch.inference_mode():
                 kl = self.actor.get_kl_divergence(batch.old_distribution_params, self.actor.output_distribution_params)
                 kl_mean = float(kl.mean().item())
@@ -193,7 +199,9 @@ class HybridPPO(PPO):
                 value_loss = torch.max((values - batch.returns).pow(2), (clipped - batch.returns).pow(2)).mean()
             else:
                 value_loss = (batch.returns - values).pow(2).mean()
-            dagger = (mean - teacher).pow(2).mean()
+            # Masked MSE: over the imitated steps only (all of them without a mask: the plain mean).
+            squared = (mean - teacher).pow(2).mean(-1, keepdim=True)
+            dagger = (imitate * squared).sum() / imitate.sum().clamp(min=1.0)
             loss = (
                 point.ppo_weight * (surrogate - self.entropy_coef * entropy.mean())
                 + value_weight * self.value_loss_coef * value_loss

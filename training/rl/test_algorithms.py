@@ -118,3 +118,34 @@ def test_the_hybrid_update_reports_php_s_schedule(tmp_path):
 def test_hybrid_ppo_refuses_what_its_update_does_not_restate(tmp_path):
     with pytest.raises(ValueError, match="RND, symmetry"):
         runner(tmp_path, hybrid_cfg(symmetry_cfg={"use_data_augmentation": True}))
+
+
+class MaskedReach(Reach):
+    """Reach whose first half of the envs is not imitated (mask 0), their labels ``masked_label``."""
+
+    def __init__(self, masked_label: float, imitate_rest: bool = True) -> None:
+        self.masked_label, self.imitate_rest = masked_label, imitate_rest
+        super().__init__()
+
+    def _draw(self) -> None:
+        super()._draw()
+        half = self.num_envs // 2
+        self.groups["teacher_actions"][:half] = self.masked_label
+        self.groups["imitate"] = np.zeros((self.num_envs, 1))
+        self.groups["imitate"][half:] = float(self.imitate_rest)
+
+
+def actor_after_masked_update(tmp_path, task: MaskedReach) -> torch.Tensor:
+    r = runner(tmp_path / f"{task.masked_label}_{task.imitate_rest}", hybrid_cfg(mask_group="imitate"), task)
+    r.alg.schedule_iteration, r.alg.total_iterations = 0, 10  # lambda_PPO = 0: the actor learns from L_D alone
+    r.train(Budget(iterations=1))
+    return torch.cat([p.detach().flatten() for p in r.alg.actor.parameters()])
+
+
+def test_the_dagger_mask_keeps_the_labels_of_steps_not_imitated_out_of_the_update(tmp_path):
+    before = runner(tmp_path / "init", hybrid_cfg(mask_group="imitate"), MaskedReach(0.0)).alg.actor
+    initial = torch.cat([p.detach().flatten() for p in before.parameters()])
+    clean, corrupt = MaskedReach(0.0), MaskedReach(1000.0)
+    assert torch.allclose(actor_after_masked_update(tmp_path, clean), actor_after_masked_update(tmp_path, corrupt))
+    nothing = actor_after_masked_update(tmp_path, MaskedReach(1000.0, imitate_rest=False))
+    assert torch.allclose(nothing, initial) and not torch.allclose(actor_after_masked_update(tmp_path, clean), initial)

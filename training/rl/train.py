@@ -23,6 +23,7 @@ from training.student_walk.bundle import plot_curves
 
 TASKS = {
     "php_teacher": "training.php_teacher.task:TeacherTask",
+    "php_student": "training.php_student.task:StudentTask",
     "student_walk": "training.student_walk.task:WalkTask",
     "student_step": "training.student_step.task:StepTask",
 }
@@ -33,6 +34,17 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
         ("episode return", [("episode_return", "finished episodes (rsl_rl)")]),
         ("tracking", [("tracking_error_m", "mean body-position error (m)"), ("failed_fraction", "episodes failed")]),
         ("reward per step", [("reward_per_step", "reward/step")]),
+    ],
+    "php_student": [
+        ("losses", [("dagger", "L_D (masked MSE to the teacher)"), ("surrogate", "PPO surrogate")]),
+        (
+            "schedules",
+            [("dagger_weight", "lambda_D"), ("ppo_weight", "lambda_PPO"), ("termination_m", "termination (m)")],
+        ),
+        (
+            "imitation",
+            [("imitated_fraction", "steps imitated (within 0.5 m)"), ("tracking_error_m", "tracking error (m)")],
+        ),
     ],
     "student_walk": [
         ("DAgger loss (MSE to the teacher's actions)", [("behavior", "loss")]),

@@ -28,14 +28,13 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from rsl_rl.models import MLPModel
-from rsl_rl.modules.distribution import GaussianDistribution
 
 from parkour_core.bundle import load_bundle
 from training.configs.schema import TrainConfig
 from training.rl.algorithms import HybridPPO
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
+from training.rl.task_cfg import hybrid_student_cfg
 from training.student_step.env import CourseConfig, StepEnv
 from training.student_step.teacher import StepTeacher
 from training.student_walk.bundle import (
@@ -46,7 +45,7 @@ from training.student_walk.bundle import (
     student_dims,
 )
 from training.student_walk.env import walk_student_manifest
-from training.student_walk.task import student_model_cfg, walk_config
+from training.student_walk.task import walk_config
 from training.student_walk.teacher import REPO, TEACHER_PROVENANCE, WALK_BUNDLE
 
 F = NDArray[np.float64]
@@ -176,26 +175,7 @@ class StepTask:
     # -- the run -----------------------------------------------------------------------------
 
     def train_cfg(self) -> dict[str, Any]:
-        p, d = self.cfg.ppo, self.cfg.distill
-        return {
-            "num_steps_per_env": p.num_steps_per_env,
-            "save_interval": self.cfg.run.save_interval,
-            "obs_groups": {"actor": ["policy", DEPTH_GROUP], "critic": ["policy", "privileged"]},
-            "algorithm": {
-                "class_name": HybridPPO, "num_learning_epochs": p.num_epochs, "num_mini_batches": p.num_mini_batches,
-                "clip_param": p.clip_param, "gamma": p.gamma, "lam": p.lam, "value_loss_coef": p.value_loss_coef,
-                "entropy_coef": p.entropy_coef, "learning_rate": p.learning_rate, "max_grad_norm": p.max_grad_norm,
-                "use_clipped_value_loss": p.use_clipped_value_loss, "schedule": p.schedule,
-                "desired_kl": p.desired_kl, "dagger_coef": d.dagger_coef, "critic_always_trained":
-                d.critic_always_trained, "min_lr": p.min_lr, "max_lr": p.max_lr,
-            },
-            "actor": student_model_cfg(self.cfg) | {
-                "distribution_cfg": {"class_name": GaussianDistribution, "init_std": self.cfg.policy.init_noise_std,
-                                     "std_type": "log"},
-            },
-            "critic": {"class_name": MLPModel, "hidden_dims": list(self.cfg.policy.critic_hidden), "activation": "elu",
-                       "obs_normalization": True},
-        }  # fmt: skip
+        return hybrid_student_cfg(self.cfg, ["policy", "privileged"])
 
     def initialize(self, runner: Runner) -> None:
         model = runner.alg.get_policy()

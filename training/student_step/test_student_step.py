@@ -96,7 +96,7 @@ def test_init_refuses_weights_of_another_size(tmp_path):
 
     from training.configs.schema import load_train_config
     from training.rl.models import DepthRecurrentModel
-    from training.student_walk.task import student_model_cfg
+    from training.rl.task_cfg import student_model_cfg
 
     obs = TensorDict({"policy": torch.zeros(2, 98), "depth": torch.zeros(2, 58, 87)}, batch_size=[2])
     groups = {"actor": ["policy", "depth"]}

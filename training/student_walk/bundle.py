@@ -85,6 +85,19 @@ def export_walking_student(
     frames: list[np.ndarray],
     template: Manifest,
 ) -> None:
+    """:func:`export_depth_student` of a student trained under the walking policy's PD."""
+    provenance = {**provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), which it trained under"}
+    export_depth_student(model, bundle_dir, name, provenance, frames, template)
+
+
+def export_depth_student(
+    model: DepthRecurrentModel,
+    bundle_dir: Path,
+    name: str,
+    provenance: dict[str, Any],
+    frames: list[np.ndarray],
+    template: Manifest,
+) -> None:
     """The torch weights, then the bundle (ONNX pair) with the training manifest's terms, gait and gains.
 
     int8 (calibrated on ``frames``) when it passes the exporter's parity check against fp32, else fp32:
@@ -93,7 +106,6 @@ def export_walking_student(
     bundle_dir.mkdir(parents=True, exist_ok=True)
     # Saved first: an export that fails must not lose the run. Stage 2 (student-step) starts from them.
     save_checkpoint(model, bundle_dir / CHECKPOINT)
-    provenance = {**provenance, "gains": "kp/kd of models/g1_walk (the teacher's PD), which it trained under"}
     backbone, student = model.bundle_pair()
     try:
         export_student(backbone, student, bundle_dir, name, provenance, calibration_frames=frames, template=template)

@@ -24,6 +24,7 @@ from training.envs.student import CameraConfig
 from training.rl.algorithms import BlendedDistillation, teacher_env_count
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel, ObservedTeacher
 from training.rl.runner import Runner
+from training.rl.task_cfg import student_model_cfg
 from training.student_walk.bundle import (
     export_walking_student,
     keep_calibration_frame,
@@ -33,15 +34,6 @@ from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
 from training.student_walk.teacher import TEACHER_PROVENANCE, WalkTeacher
 
 F = NDArray[np.float64]
-
-
-def student_model_cfg(cfg: TrainConfig) -> dict[str, Any]:
-    """The student's DepthRecurrentModel settings from the config's ``policy`` section."""
-    p = cfg.policy
-    return {
-        "class_name": DepthRecurrentModel, "hidden_dims": list(p.actor_hidden), "rnn_hidden_dim": p.rnn_hidden,
-        "conv_channels": list(p.conv_channels), "backbone_hidden": p.backbone_hidden, "latent_dim": p.depth_latent,
-    }  # fmt: skip
 
 
 def walk_config(cfg: TrainConfig, num_envs: int, privileged: bool = True) -> WalkConfig:

@@ -20,13 +20,13 @@ from typing import Any
 from training.methods.hil.discriminator import DiscriminatorConfig
 from training.methods.hil.teacher import HILConfig, HILTeacherAdapter, train_hil_teacher
 from training.pipeline.smoke import (
-    COMMON_STUDENT,
     COMMON_TEACHER,
     DEFAULT_CONFIG,
     SIZES,
     configs,
     stage_mm,
     stage_sim,
+    train_student_stage,
 )
 from training.pipeline.teacher import Log
 
@@ -78,10 +78,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     import torch
 
     from parkour_core.stats import write_json
-    from training.export import export_student
-    from training.export.models import parameter_count
     from training.pipeline.curves import plot_curves
-    from training.pipeline.student import train_student
     from training.pipeline.teacher import toy_references
 
     if size not in SIZES or size not in HIL_SIZES:
@@ -90,7 +87,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     config = DEFAULT_CONFIG
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    teacher_cfg, student_cfg = configs(config, preset, seed)
+    teacher_cfg, _ = configs(config, preset, seed)
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -107,38 +104,13 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    student = train_student(
-        references,
-        HILTeacherAdapter(teacher.model),  # type: ignore[arg-type]  # act_inference on privileged obs
-        student_cfg,
-        preset.student_size,
-        preset.camera,
-        seed,
-        preset.bptt_steps,
-        log=log,
+    student = train_student_stage(
+        out, preset.student_config, seed, references, HILTeacherAdapter(teacher.model), {"method": "hil"}
     )
-    torch.save(student.model.state_dict(), out / "student.pt")
-    wall["student"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    model = student.model
-    bundle = export_student(
-        model.backbone.eval(),
-        model.student.eval(),
-        out / "bundle",
-        name=f"smoke_student_hil_{size}",
-        provenance={
-            "training": f"parkour train smoke --method hil --size {size} --seed {seed}",
-            "method": "hil",
-            "teacher_iterations": teacher_cfg.run.max_iterations,
-            "student_iterations": student_cfg.run.max_iterations,
-            "references": [r.reference.name for r in references],
-        },
-        calibration_frames=student.calibration_frames,
-    )
+    bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["export"] = time.perf_counter() - t
-    log(f"export: wrote {bundle}")
+    wall["student"] = time.perf_counter() - t
+    log(f"student: wrote {bundle}")
 
     sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
     if sim:
@@ -156,7 +128,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
         "config": str(config),
         "overrides": {
             "teacher": {**COMMON_TEACHER, **preset.teacher},
-            "student": {**COMMON_TEACHER, **COMMON_STUDENT, **preset.student},
+            "student": f"training/configs/{preset.student_config}.yaml",
         },
         "hil": {**asdict(hil), "env": asdict(hil.split(teacher_cfg.env.num_envs))},
         "references": [
@@ -167,12 +139,9 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
         "discriminator_accuracy": [row.get("disc_accuracy") for row in rows],
         "teacher": columns(rows),
         "teacher_start_sampler_probabilities": teacher.sampler_probabilities,
-        "student_loss": [row["total"] for row in student.iterations],
-        "student": columns(student.iterations),
-        "student_parameters": {
-            "depth_backbone": parameter_count(model.backbone),
-            "student": parameter_count(model.student),
-        },
+        "student_loss": [row["total"] for row in student["iterations"]],
+        "student": columns(student["iterations"]),
+        "student_parameters": student["parameters"],
         "bundle": str(bundle),
         "export_checks": manifest["provenance"]["checks"],
         "sim": sim_summary,

@@ -64,7 +64,7 @@ class HILConfig:
 class HILTeacherAdapter(nn.Module):
     """The HIL policy as a PHP teacher: ``act_inference(privileged)`` puts the privileged observation
     into the hybrid layout with the tracking goal (exact: that goal is a function of it) and returns
-    the policy's mean action, so :func:`training.pipeline.student.train_student` distills it as is."""
+    the policy's mean action, so the ``php_student`` task (the smoke's student stage) distills it as is."""
 
     def __init__(self, policy: TeacherPolicy) -> None:
         super().__init__()

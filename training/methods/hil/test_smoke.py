@@ -11,6 +11,7 @@ import pytest
 
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
+from training.configs.schema import load_train_config
 from training.export.parity import random_rollout
 from training.methods.hil.smoke import run_method_smoke
 from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
@@ -21,7 +22,8 @@ def test_tiny_hil_smoke_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = run_method_smoke(out, size="tiny", seed=0, sim=True, log=lambda _: None)
     assert json.loads((out / "smoke.json").read_text()) == json.loads(json.dumps(result))
-    teacher_cfg, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    teacher_cfg, _ = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    student_cfg = load_train_config(SIZES["tiny"].student_config)
     assert result["method"] == "hil"
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     assert len(result["discriminator_accuracy"]) == teacher_cfg.run.max_iterations
@@ -36,7 +38,7 @@ def test_tiny_hil_smoke_end_to_end(tmp_path: Path) -> None:
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "discriminator.pt").exists() and len(list((out / "mm").glob("motion_*.npz"))) == 2
 
-    bundle = load_bundle(out / "bundle")  # contract and SHA-256 of every file
+    bundle = load_bundle(out / "student" / "bundle")  # contract and SHA-256 of every file
     assert bundle.manifest.provenance["method"] == "hil"
     runner = PolicyRunner(bundle)
     rollout = random_rollout(bundle.manifest, 3, seed=0)
@@ -50,4 +52,4 @@ def test_tiny_hil_smoke_end_to_end(tmp_path: Path) -> None:
     assert sim["ran"], sim
     assert sim["active_from_s"] is not None  # the supervisor handed the robot to the HIL student
     assert isinstance(sim["fell"], bool) and (out / "sim" / "report.json").exists()
-    assert set(result["stage_wall_s"]) >= {"mm", "teacher", "student", "export", "sim", "total"}
+    assert set(result["stage_wall_s"]) >= {"mm", "teacher", "student", "sim", "total"}

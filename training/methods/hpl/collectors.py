@@ -121,8 +121,7 @@ class StudentCollector:
         from training.algorithms.sampling import AdaptiveStartSampler
         from training.envs.student import StudentConfig, StudentEnv
         from training.export.student import student_manifest
-        from training.pipeline.student import skill_ref_sampler
-        from training.pipeline.teacher import phase_start_sampler, tracking_config
+        from training.pipeline.teacher import phase_start_sampler, skill_ref_sampler, tracking_config
 
         self.task = task
         refs = [r.reference for r in task.references]
@@ -206,7 +205,7 @@ class StudentTask:
 
     def make_student(self) -> nn.Module:
         from training.envs.privileged import privileged_size
-        from training.pipeline.student import build_student
+        from training.pipeline.student_update import build_student
 
         return build_student(self.size, self.seed, privileged_size(), self.cfg)
 

@@ -10,7 +10,7 @@
   proprioception), a state-independent std, and a critic on the whole observation. It has the
   interface of ``training.pipeline.teacher.TeacherPolicy`` (``action_distribution``, ``value``,
   ``act_inference``, ``log_std``, ``normalizer``), so ``training.pipeline.teacher.ppo_update`` trains
-  it and ``training.pipeline.student.train_student`` can take its labels.
+  it and the ``php_student`` task (``training.php_student.task``) can take its labels.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LLP's distillation at toy size: PHP's hybrid DAgger + PPO, plus the height-scan reconstruction loss and
 the conditional transition prior, on the student env with LLP's camera timing.
 
-Per iteration (as :func:`training.pipeline.student.train_student`, whose pieces are reused):
+Per iteration (as PHP's student did before it became the ``php_student`` task; its pieces are reused):
 
 - the student acts on its own observation (bundle terms + depth, LLP timing); the teacher labels the
   step from its privileged observation; the DAgger mask and termination relaxation are PHP's;
@@ -13,8 +13,8 @@ Per iteration (as :func:`training.pipeline.student.train_student`, whose pieces 
 - :class:`LLPHybridUpdate`: PHP's recurrent hybrid loss plus ``reconstruction_weight`` x the MSE of
   the decoder's height scan from every GRU state of the BPTT windows.
 
-The loop is written here, not called, because ``train_student`` builds its env, model and updater
-itself; see README.md (what a refactor of training/pipeline would need).
+The loop is written here: LLP's student (its decoder and prior) has not moved onto the runner as
+the ``php_student`` task did; see README.md.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from training.methods.llp.references import LLPReference
 from training.methods.llp.student import LLPActorCritic, LLPSize, build_llp_student, reconstruction_loss, with_group
 from training.methods.llp.timing import LLPTiming, llp_student_env
 from training.methods.llp.transition_prior import GROUPS, ConditionalPrior, PriorConfig, group_labels, transitions
-from training.pipeline.student import skill_ref_sampler
 from training.pipeline.student_update import RecurrentHybridUpdate, SequenceBatch
 from training.pipeline.teacher import (
     EpisodeTracker,
@@ -54,6 +53,7 @@ from training.pipeline.teacher import (
     TeacherPolicy,
     gaussian_sample,
     phase_start_sampler,
+    skill_ref_sampler,
     tracking_config,
 )
 
