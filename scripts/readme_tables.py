@@ -159,10 +159,13 @@ def eval_low_platforms(teacher: dict[str, Any], student: dict[str, Any], ablated
 
 def eval_rows(*results: dict[str, Any]) -> str:
     """`parkour eval` rows, one per source and speed: bundle, robot model, success (falls / stops at the
-    box / times out) and, where BLIND drove, the success of the trials the bundle drove alone."""
+    box / times out) and, where BLIND drove, the success of the trials the bundle drove alone. The
+    columns are the heights every source ran (a part of a grid beside the whole grid: its cells)."""
     from training.eval.protocol import FAILURES
 
-    heights = sorted({c["height_m"] for r in results for c in r["cells"]})
+    heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
+    if not heights:
+        raise TableError("eval_rows: the sources share no obstacle height")
     rows = []
     for result in results:
         by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
@@ -178,7 +181,11 @@ def eval_rows(*results: dict[str, Any]) -> str:
                     text += f"; alone {percent(c['success_rate_student_alone'])}, BLIND in {c['blind_trials']}"
                 cells.append(text)
             trials = f"{result['trials_per_cell']}"
-            rows.append([result["bundle"], result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
+            bundle = result["bundle"]
+            folder = Path(result.get("bundle_path", bundle)).name
+            if folder != bundle:  # a retrained bundle keeps its task's name: say which folder it is
+                bundle += f" (`models/{folder}`)" if "/models/" in result["bundle_path"] else f" ({folder})"
+            rows.append([bundle, result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
     return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
@@ -498,7 +505,16 @@ def training_time_split(result: dict[str, Any]) -> str:
     return md_table(["part", "us per env-step", "share"], rows)
 
 
+def stage2_ppo_weight(result: dict[str, Any]) -> str:
+    """ "Retrained through the library": the DAgger-only stage-2 run beside the one where lambda_PPO carried
+    weight (training/student_step/compare.py's JSON: training figures and the 10 cm eval cells)."""
+    from training.student_step.compare import markdown
+
+    return markdown(result)
+
+
 GENERATORS: dict[str, Callable[..., str]] = {
+    "stage2_ppo_weight": stage2_ppo_weight,
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
     "compare_walk": compare_walk,

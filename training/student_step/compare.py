@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from parkour_core.provenance import provenance
 from training.student_step.task import HEIGHT_BINS_M
 
 LAST = 100  # iterations the trailing figures are averaged over
@@ -61,6 +62,8 @@ def markdown(result: dict[str, Any]) -> str:
                       ("step_up_rate_best", "step-up rate, best window"),
                       ("falls_per_1000_steps_last", f"falls / 1000 steps, last {LAST}")):  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(f"{r[key]:.3f}" for r in result["runs"]) + " |")
+    cleared = [" / ".join(str(n) for n in r["cleared_by_height"]) for r in result["runs"]]
+    lines.append("| platforms cleared in training, 5 / 10 / 15 / 20 cm | " + " | ".join(cleared) + " |")
     for i, cell in enumerate(result["evals"][0]["cells"]):
         rates = [f"{e['cells'][i]['success_rate']:.0%} (alone {e['cells'][i]['success_rate_student_alone']:.0%})"
                  for e in result["evals"]]  # fmt: skip
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if keys[0] != keys[1] or evals[0]["seed"] != evals[1]["seed"]:
         raise ValueError(f"the evals must cover the same cells with the same seed: {keys} seeds "
                          f"{[e['seed'] for e in evals]}")  # fmt: skip
-    result = {"runs": runs, "evals": evals}
+    result = {**provenance(), "runs": runs, "evals": evals}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result), end="")
