@@ -505,6 +505,17 @@ def training_time_split(result: dict[str, Any]) -> str:
     return md_table(["part", "us per env-step", "share"], rows)
 
 
+def teacher_backends(result: dict[str, Any]) -> str:
+    """ "Training at GPU scale": PHP's teacher on both backends at one env count (bench/training/teacher_backends.py)."""
+    rows = []
+    for backend, r in result["env_steps_per_s"].items():
+        rate = f"{r['median']:.0f} ({r['p1']:.0f}-{r['p99']:.0f})" if r["median"] is not None else "not run"
+        rows.append([backend, result["device"], str(result["num_envs"]), rate, str(r["n"])])
+    ratio = result["mjlab_over_mujoco_cpu"]
+    rows.append(["mjlab / mujoco_cpu", "", "", f"**{ratio:.2f}x**" if ratio is not None else "-", ""])
+    return md_table(["backend", "device", "envs", "env-steps/s, median (p1-p99)", "iterations"], rows)
+
+
 def stage2_ppo_weight(result: dict[str, Any]) -> str:
     """ "Retrained through the library": the DAgger-only stage-2 run beside the one where lambda_PPO carried
     weight (training/student_step/compare.py's JSON: training figures and the 10 cm eval cells)."""
@@ -515,6 +526,7 @@ def stage2_ppo_weight(result: dict[str, Any]) -> str:
 
 GENERATORS: dict[str, Callable[..., str]] = {
     "stage2_ppo_weight": stage2_ppo_weight,
+    "teacher_backends": teacher_backends,
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
     "compare_walk": compare_walk,

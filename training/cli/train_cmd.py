@@ -59,6 +59,12 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (YAML value), e.g. --set run.minutes=20; repeatable")  # fmt: skip
     r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
+    r.add_argument(
+        "--backend", choices=("mujoco_cpu", "mjlab"), default=None,
+        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task on MuJoCo-Warp in .venv-mjlab "
+        "(default: the config's env.backend)",
+    )  # fmt: skip
+    r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
 
     w = sub.add_parser("student-walk", help="DAgger from the installed walking policy into the depth student")
     w.add_argument("--out", type=Path, required=True, help="output folder (curves.png, student_walk.json, bundle)")
@@ -114,6 +120,37 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def _backend(config: str, overrides: dict[str, Any]) -> str:
+    from training.configs.schema import load_train_config
+
+    return load_train_config(config, overrides).env.backend
+
+
+MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
+
+
+def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
+    """The teacher task on mjlab (training/backends/mjlab/smoke.py, which runs under .venv-mjlab)."""
+    import subprocess
+    import sys
+
+    from training.configs.schema import load_train_config
+
+    other = sorted(set(overrides) - set(MJLAB_KEYS))
+    if other:
+        raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
+    cfg = load_train_config(config, overrides)
+    if cfg.kind != "teacher":
+        raise ValueError(f"--backend mjlab trains the teacher task; {config} is a {cfg.kind} config (its "
+                         "student stays on mujoco_cpu: mjlab's sensors give no depth image)")  # fmt: skip
+    script = Path(__file__).resolve().parents[1] / "backends" / "mjlab" / "smoke.py"
+    cmd = [sys.executable, str(script), "--config", str(config), "--iterations", str(cfg.run.max_iterations),
+           "--device", cfg.run.device, "--out", str(out)]  # fmt: skip
+    if num_envs is not None:
+        cmd += ["--num-envs", str(num_envs)]
+    return subprocess.call(cmd)
+
+
 def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> dict[str, Any]:
     from training.rl.train import train
 
@@ -122,7 +159,12 @@ def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | No
 
 def run(args: argparse.Namespace) -> int:
     if args.train_action == "run":
-        r = _train(args.config, args.out, parse_overrides(args.overrides), args.num_envs)
+        overrides = parse_overrides(args.overrides)
+        if args.device is not None:
+            overrides["run.device"] = args.device
+        if (args.backend or _backend(args.config, overrides)) == "mjlab":
+            return _train_on_mjlab(args.config, args.out, overrides, args.num_envs)
+        r = _train(args.config, args.out, overrides, args.num_envs)
         made = f"bundle {r['bundle']}" if r.get("bundle") else f"teacher {r.get('teacher')}"
         print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, {made}")
         return 0

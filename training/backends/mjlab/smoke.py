@@ -1,11 +1,15 @@
-"""A few iterations of our teacher task on mjlab, on the CPU (mjlab's ``--gpu-ids None`` path).
+"""Our teacher task on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
+paper-scale run on a GPU.
 
     .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
     make mjlab-smoke
+    parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
 
 Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
 says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
-``<out>/mjlab_smoke.json`` (env-steps/s, iterations, last mean reward) and mjlab's run folder.
+``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
+iteration after the first, median and p1-p99, beside the whole wall time with set-up) and mjlab's
+run folder (checkpoints, TensorBoard events).
 """
 
 from __future__ import annotations
@@ -40,17 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--num-envs", type=int, default=None, help="default: the config's env.num_envs")
     parser.add_argument("--motion", default=None, help="a synth motion_*.npz; default: a standing reference")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: mjlab's first GPU")
     parser.add_argument("--out", default="runs/mjlab_smoke")
     args = parser.parse_args(argv)
 
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # mjlab's train script reads this as "run on the CPU"
+    if args.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # mjlab's train script reads this as "run on the CPU"
+    else:
+        os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
     from mjlab.scripts.train import TrainConfig as MjlabTrainConfig
     from mjlab.scripts.train import run_train
 
     from training.backends.mjlab import task
     from training.configs import load_train_config
 
-    overrides = {"run.max_iterations": args.iterations, "run.save_interval": args.iterations, "run.device": "cpu"}
+    overrides = {"run.max_iterations": args.iterations, "run.save_interval": args.iterations, "run.device": args.device}
     if args.num_envs:
         overrides["env.num_envs"] = args.num_envs
     cfg = load_train_config(args.config, overrides)
@@ -63,17 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     task_id = task.register(cfg, motion)
     from mjlab.tasks.registry import load_env_cfg, load_rl_cfg
 
-    mj_cfg = MjlabTrainConfig(env=load_env_cfg(task_id), agent=load_rl_cfg(task_id), gpu_ids=None)
+    gpus = None if args.device == "cpu" else [0]
+    mj_cfg = MjlabTrainConfig(env=load_env_cfg(task_id), agent=load_rl_cfg(task_id), gpu_ids=gpus)
     t0 = time.perf_counter()
     run_train(task_id, mj_cfg, out / "run")
     wall = time.perf_counter() - t0
     steps = cfg.env.num_envs * cfg.ppo.num_steps_per_env * args.iterations
+    rates = iteration_rates(out / "run")
     result = {
         "task": task_id,
         "config": args.config,
+        "device": args.device,
         "num_envs": cfg.env.num_envs,
         "iterations": args.iterations,
         "env_steps": steps,
+        "env_steps_per_s": summary(rates[1:] or rates),  # iteration 0 compiles warp's kernels
+        "env_steps_per_s_each_iteration": rates,
         "wall_s_including_setup": round(wall, 2),
         "env_steps_per_s_including_setup": round(steps / wall, 1),
     }
@@ -81,6 +94,28 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result))
     print(f"mjlab smoke: wrote {out / 'mjlab_smoke.json'}")
     return 0
+
+
+def iteration_rates(run_dir: Path) -> list[float]:
+    """rsl_rl's ``Perf/total_fps`` (env-steps/s of collection + update) of each iteration, from the run's events."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    rates: list[float] = []
+    for events in sorted(run_dir.rglob("events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        if "Perf/total_fps" in acc.Tags()["scalars"]:
+            rates += [float(e.value) for e in acc.Scalars("Perf/total_fps")]
+    return rates
+
+
+def summary(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"median": None, "p1": None, "p99": None, "n": 0}
+    import numpy as np
+
+    p1, median, p99 = np.percentile(values, [1, 50, 99])
+    return {"median": round(float(median), 1), "p1": round(float(p1), 1), "p99": round(float(p99), 1), "n": len(values)}
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_the_teacher_task_trains_on_mjlab_on_the_cpu(tmp_path):
+    """Through the command a GPU run uses (``parkour train run --backend mjlab --device cuda``), on the CPU."""
     out = tmp_path / "mjlab"
-    cmd = [str(VENV_PY), str(ROOT / "training/backends/mjlab/smoke.py"), "--iterations", "2", "--out", str(out)]
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", "smoke_cpu", "--backend", "mjlab",
+           "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2",
+           "--out", str(out)]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     result = json.loads((out / "mjlab_smoke.json").read_text())
-    assert result["task"] == "Parkour-PHP-Teacher-G1" and result["iterations"] == 2
+    assert result["task"] == "Parkour-PHP-Teacher-G1" and result["iterations"] == 2 and result["device"] == "cpu"
+    assert result["env_steps_per_s"]["n"] == 1 and result["env_steps_per_s"]["median"] > 0
     assert result["env_steps"] == result["num_envs"] * 16 * 2  # smoke_cpu: 16 steps per env and iteration
     assert list((out / "run").rglob("model_*.pt")), "mjlab's runner saved no checkpoint"
