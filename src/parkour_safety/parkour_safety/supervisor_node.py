@@ -68,6 +68,13 @@ NO_LOWSTATE_SAY_S = 5.0  # no rt/lowstate this long after start: say so (and aga
 REMOTE_HZ = 50.0  # /teleop/remote
 TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50 Hz)
+# On a simulator's clock the simulator holds sim time at each tick and sends that tick's lowstate
+# before its /clock, so a tick that finds none waits this long (wall time, sim time stands) for it.
+# The /clock and the lowstate come on different transports: on a busy host this process's lowstate
+# reader once fell 10 ticks behind its /clock, and 10 ticks without a sample is 50 ms of sim time,
+# the robot config's lowstate timeout. A lowstate that does not come (a stalled simulator, the fault
+# suite's lowstate stall) still ages in sim time as on the robot, one wait per tick.
+SIM_LOWSTATE_WAIT_S = 0.05
 
 
 class SingleWriterError(StartupError):
@@ -195,6 +202,8 @@ class Supervisor:
         self._robot_state_published_t: float | None = None
         self._publish_state()
         sim_time = bool(self.node.get_parameter("use_sim_time").value)
+        self.on_sim_time = sim_time
+        self.lowstate_waits = 0  # sim-time ticks that waited for their lowstate (and found it)
         self.ticker = PeriodicTick(self.node, 1.0 / s.rate_hz, self.tick, sim_time)
         self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
         fallback = self.core.fallback
@@ -219,7 +228,7 @@ class Supervisor:
             else:
                 self.pending.append((request, "service"))
             if request in (None, Request.DAMP):
-                self.tick()  # e-stop and damp act now, not at the next timer tick
+                self.tick(await_lowstate=False)  # e-stop and damp act now, not at the next timer tick
             response.success = True
             response.message = f"{name} requested in {before.value}; now {self.core.mode.value}"
             return response
@@ -277,7 +286,7 @@ class Supervisor:
         buttons = frozenset(i for i, b in enumerate(msg.buttons) if b)
         self.gamepad = GamepadReading(buttons, self._now())
         if self.core.settings.gamepad.estop_held(buttons) and self.core.mode is not Mode.DAMP:
-            self.tick()  # the e-stop acts now, not at the next timer tick
+            self.tick(await_lowstate=False)  # the e-stop acts now, not at the next timer tick
 
     def _publish_remote(self, remote, now: float) -> None:
         """At most REMOTE_HZ: lowstate arrives at 500 Hz, the sticks are wanted at the command rate."""
@@ -308,7 +317,17 @@ class Supervisor:
                 "is this the right interface and domain (parkour robot --iface IF --domain N)?"
             )
 
-    def tick(self) -> None:
+    def _await_lowstate(self, deadline_wall: float) -> bytes | None:
+        while time.perf_counter() < deadline_wall:
+            time.sleep(0.0002)
+            data = self.lowstate_reader.take_latest_bytes()
+            if data is not None:
+                self.lowstate_waits += 1
+                return data
+        return None
+
+    def tick(self, await_lowstate: bool = True) -> None:
+        """``await_lowstate``: on sim time, wait for this tick's lowstate (timer ticks; an e-stop acts at once)."""
         now = self._now()
         wall = time.perf_counter()
         if self._last_tick_wall is not None:
@@ -316,6 +335,8 @@ class Supervisor:
         self._last_tick_wall = wall
 
         data = self.lowstate_reader.take_latest_bytes()
+        if data is None and await_lowstate and self.on_sim_time and self.view is not None:
+            data = self._await_lowstate(wall + SIM_LOWSTATE_WAIT_S)
         if data is not None:
             self.view = self.state_wire.decode(data)
             self.lowstate_decode.append(time.perf_counter() - wall)
@@ -448,6 +469,7 @@ class Supervisor:
                 "targets_rejected": self.targets_rejected,
                 "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
+                "lowstate_waits_sim_time": self.lowstate_waits,
                 "tick_period_wall_hist": histogram_ms(self.tick_wall),
                 "tick_compute_wall_ms": summary_ms(self.tick_compute),
                 "callbacks_ms": {
