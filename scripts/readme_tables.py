@@ -506,7 +506,7 @@ def training_time_split(result: dict[str, Any]) -> str:
 
 
 def teacher_backends(result: dict[str, Any]) -> str:
-    """ "Training at GPU scale": PHP's teacher on both backends at one env count (bench/training/teacher_backends.py)."""
+    """ "Training at GPU scale": PHP's teacher on both backends at one env count (bench/training/teacher_backends)."""
     rows = []
     for backend, r in result["env_steps_per_s"].items():
         rate = f"{r['median']:.0f} ({r['p1']:.0f}-{r['p99']:.0f})" if r["median"] is not None else "not run"
