@@ -39,8 +39,8 @@ READY_TIMEOUT_S = 90.0  # parkour robot up (rclpy, DDS, the bundle loaded) on a 
 # stand-in does share it, and on wall time a stand-in starved past the supervisor's lowstate timeout
 # (50 ms) is damped as a silent robot must be. Where the OS allows, a wall-time stand-in runs ahead of
 # the controller and of other load, so host load starves the controller first, as on a robot;
-# bridge.json's cpu.nice says if it did. On sim time it must not: it polls for the answers it holds
-# time for, and ahead of the nodes answering it took their CPU (their lowstate reader fell 50 ms behind).
+# bridge.json's cpu.nice says if it did. On sim time there is no robot timing to protect: it polls for
+# the answers it holds time for, and ahead of the nodes answering it would only take their CPU.
 # Its memory is locked too (bridge.lock_memory), like the controller's on a robot (g1_robot.yaml): some
 # hosts' kernels page out file pages untouched for seconds (DAMON here), code included, and a step
 # that faults its code back in waits for the disk; bridge.json's cpu.major_page_faults counts those.
