@@ -42,7 +42,7 @@ def test_a_busy_core_slows_the_simulation_but_the_robot_walks_on(tmp_path, domai
     assert not STALENESS & set(reasons)
     assert supervisor["final_mode"] == "ACTIVE"
     # The simulated robot got a target every 20 ms of sim time, whatever the host did.
-    assert policy["deadline_misses"] == 0 and policy["policy_period_ms"]["max"] <= 20.0 + 1e-6, policy[
-        "policy_period_ms"
-    ]
+    late = [(tick, period) for tick, period in zip(policy["period_ticks"], policy["periods_ms"], strict=True)
+            if period > 20.0 + 1e-6]  # fmt: skip
+    assert policy["deadline_misses"] == 0 and not late, (late[:10], bridge["policy_waits_past_100ms_sim_s_ms_gave_up"])
     assert bridge["sim_time_s"] >= 60.0

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from parkour_core.tick_grid import TickGrid
+
 SPIN_WAIT_S = 0.1
 
 
@@ -118,10 +120,10 @@ class PeriodicTick:
         from rclpy.clock import Clock, ClockType, JumpThreshold
         from rclpy.duration import Duration
 
-        self.period_ns = round(period_s * 1e9)
         self.callback = callback
         self.clock = node.get_clock()
-        self._next_ns: int | None = self.period_ns if sim_time else None
+        # On sim time the grid is the one the simulator holds sim time at (TickGrid.on_sim_time).
+        self.grid = TickGrid.on_sim_time(period_s) if sim_time else TickGrid(period_s)
         self._jump: Any = None
         self._timer: Any = None
         if sim_time:
@@ -132,14 +134,8 @@ class PeriodicTick:
         self.dropped = 0  # fires before the next due time
 
     def _due(self) -> None:
-        now_ns = self.clock.now().nanoseconds
-        tolerance_ns = 1000
-        if self._next_ns is None:
-            self._next_ns = now_ns
-        if now_ns < self._next_ns - tolerance_ns:
+        if self.grid.reached(self.clock.now().nanoseconds * 1e-9) is None:
             if self._timer is not None:
                 self.dropped += 1
             return
-        late_periods = (now_ns + tolerance_ns - self._next_ns) // self.period_ns
-        self._next_ns += (late_periods + 1) * self.period_ns
         self.callback()

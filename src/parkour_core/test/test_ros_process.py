@@ -120,3 +120,9 @@ def test_a_periodic_tick_on_sim_time_runs_once_at_each_due_time() -> None:
 
     ticks = json.loads(proc.stdout.strip().splitlines()[-1])
     assert ticks == [k * 20_000_000 for k in range(1, 11)], ticks
+    # The simulator holds sim time at the same grid: a tick it waits for is one the node runs.
+    from parkour_core.tick_grid import TickGrid
+
+    grid = TickGrid.on_sim_time(0.02)
+    held_at = [round(due * 1e9) for k in range(1, 101) if (due := grid.reached(k * 0.002)) is not None]
+    assert held_at == ticks

@@ -40,11 +40,12 @@ from parkour_core.robots import get_robot
 from parkour_core.ros_process import init_rclpy
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
+from parkour_core.tick_grid import TickGrid
 from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
-from parkour_sim.lockstep import PeerSilence, TickGrid, WallPacer
+from parkour_sim.lockstep import PeerSilence, WallPacer
 from parkour_sim.physics import RobotSim
 
 TRAJECTORY_HZ = 50.0
@@ -54,6 +55,7 @@ REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
 TARGETS_TOPIC = "/policy/joint_targets"
 POLICY_MATCH_TIMEOUT_WALL_S = 20.0  # DDS discovery of the policy's publisher, on a busy machine
 CLOCK_RESEND_WALL_S = 0.05
+LONG_POLICY_WAIT_S = 0.1  # a hold for the policy this long (wall): reported one by one in bridge.json
 LONG_LOWCMD_GAP_S = 0.02  # four supervisor periods: reported one by one in bridge.json
 LOCKSTEP_CATCH_UP_S = 0.05  # how far behind wall time a lockstep run steps back to back to catch up
 
@@ -151,6 +153,8 @@ class MujocoBridge:
         self.policy_period_s = 1.0 / read_manifest(resolve_bundle(bundle)).policy_hz if bundle else float("inf")
         self.lockstep_waits = 0
         self.policy_wait_wall = Samples()  # per hold: wall time until the policy's targets for the tick came
+        # (sim s, waited ms, gave up) of each hold for the policy past LONG_POLICY_WAIT_S of wall time.
+        self.long_policy_waits: list[tuple[float, float, bool]] = []
         # Single-threaded: rclpy's EventsExecutor spinning in a second thread starved this loop of the GIL
         # and deadlocked the node's teardown.
         self._executor = SingleThreadedExecutor()
@@ -186,9 +190,10 @@ class MujocoBridge:
         self.supervisor_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
         self.supervisor_waits = 0
         self.supervisor_wait_wall = Samples()
-        # The peers' tick grids: sim time is held at each of their ticks until they have answered.
-        self.supervisor_ticks = TickGrid(1.0 / cfg.supervisor.rate_hz)
-        self.policy_ticks = TickGrid(self.policy_period_s) if np.isfinite(self.policy_period_s) else None
+        # The peers' tick grids (the ones their PeriodicTick runs on): sim time is held at each of their ticks
+        # until they have answered.
+        self.supervisor_ticks = TickGrid.on_sim_time(1.0 / cfg.supervisor.rate_hz)
+        self.policy_ticks = TickGrid.on_sim_time(self.policy_period_s) if np.isfinite(self.policy_period_s) else None
         self.expect_policy = False  # set in run(): hold for the policy from its first tick
         self.physics_step_wall = Samples()
         self.step_period_wall = Samples()
@@ -306,6 +311,7 @@ class MujocoBridge:
         command_at = None if need_command else started
         targets_at = None if need_targets else started
         clock_sent = started
+        policy_gave_up = False
         while command_at is None or targets_at is None:
             now = time.perf_counter()
             if self.on_sim_time and now - clock_sent > CLOCK_RESEND_WALL_S:
@@ -315,10 +321,11 @@ class MujocoBridge:
                 clock_sent = now
             if command_at is None and (self._receive_lowcmd() or self.supervisor_silence.gone(now)):
                 command_at = now
-            if targets_at is None and (
-                (policy_due is not None and self._targets_reached(policy_due)) or self.policy_silence.gone(now)
-            ):
+            if targets_at is None and policy_due is not None and self._targets_reached(policy_due):
                 targets_at = now
+            elif targets_at is None and self.policy_silence.gone(now):
+                targets_at = now
+                policy_gave_up = True
             if command_at is None or targets_at is None:
                 time.sleep(0.0002)
         ended = time.perf_counter()
@@ -331,6 +338,9 @@ class MujocoBridge:
         if need_targets:
             self.lockstep_waits += 1
             self.policy_wait_wall.append(targets_at - started)
+            if targets_at - started > LONG_POLICY_WAIT_S and len(self.long_policy_waits) < 100:
+                waited_ms = round((targets_at - started) * 1000.0, 1)
+                self.long_policy_waits.append((round(self.sim.time, 4), waited_ms, policy_gave_up))
 
     def _policy_matched(self) -> bool:
         """Wait (wall time) until this node's /policy/joint_targets subscription has matched the policy."""
@@ -572,6 +582,7 @@ class MujocoBridge:
                 "scene": self.cfg.bridge.scene,
                 "camera": camera if camera is not None else {"enabled": False},
                 "lowcmd_holds_past_20ms_sim_s_ms": self.long_lowcmd_gaps,
+                "policy_waits_past_100ms_sim_s_ms_gave_up": self.long_policy_waits,
                 "lowcmd_limit_violations": self.lowcmd_violations,
                 "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
                 "faults": {

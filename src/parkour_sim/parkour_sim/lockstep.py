@@ -33,30 +33,6 @@ class PeerSilence:
         return self.last_heard_wall is not None and self.silent_s(wall) > self.timeout_wall_s
 
 
-class TickGrid:
-    """The sim times a periodic peer ticks at (multiples of ``period_s``), and which physics step reaches each.
-
-    A peer on sim time ticks on the first /clock at or after its due time; the bridge holds sim time
-    at that step until the peer has answered, so every tick of the peer sees the state of its own time
-    and the simulated robot gets a command every period of sim time, however slow the machine is.
-    """
-
-    def __init__(self, period_s: float, tolerance_s: float = 1e-6) -> None:
-        if not period_s > 0:
-            raise ValueError(f"a tick grid needs a positive period, got {period_s}")
-        self.period_s = period_s
-        self.tolerance_s = tolerance_s
-        self.next_s = 0.0
-
-    def reached(self, t_s: float) -> float | None:
-        """The due time this step reached (the latest one, if a step spans several), else None."""
-        if t_s < self.next_s - self.tolerance_s:
-            return None
-        due = self.next_s + self.period_s * ((t_s + self.tolerance_s - self.next_s) // self.period_s)
-        self.next_s = due + self.period_s
-        return due
-
-
 class WallPacer:
     """Paces sim time to wall time at ``real_time_factor``; never runs faster.
 

@@ -21,26 +21,6 @@ def test_time_the_simulator_held_for_the_other_peer_does_not_count():
     assert abs(supervisor.silent_s(15.0) - 0.8) < 1e-9
 
 
-def test_a_tick_grid_names_the_step_that_reaches_each_due_time_once():
-    from parkour_sim.lockstep import TickGrid
-
-    grid = TickGrid(0.005)
-    reached = {round(k * 0.002, 6): grid.reached(round(k * 0.002, 6)) for k in range(1, 13)}
-    # 2 ms steps against a 5 ms grid: due 0 at the first step, 5 at 6 ms, 10 at 10 ms, 15 at 16 ms, 20 at 20 ms.
-    assert {t: due for t, due in reached.items() if due is not None} == {
-        0.002: 0.0, 0.006: 0.005, 0.01: 0.01, 0.016: 0.015, 0.02: 0.02,
-    }  # fmt: skip
-
-
-def test_a_tick_grid_reached_by_a_long_step_reports_the_latest_due_time():
-    from parkour_sim.lockstep import TickGrid
-
-    grid = TickGrid(0.02)
-    assert grid.reached(0.0) == 0.0
-    assert grid.reached(0.065) == 0.06  # three periods in one step: the tick that runs is 60 ms's
-    assert grid.reached(0.07) is None and grid.reached(0.0799999999) == 0.08  # float rounding is tolerated
-
-
 def _steps_run_at_once(catch_up_s: float, stall_s: float, dt: float = 0.005) -> int:
     """Steps a pacer lets run back to back (no sleep) after a stall of ``stall_s`` at 5 ms steps."""
     from parkour_sim.lockstep import WallPacer

@@ -1,0 +1,40 @@
+"""When a periodic loop ticks: on the first clock reading at or after each multiple of its period, once.
+
+One grid serves both sides of the lockstep: a node's :class:`~parkour_core.ros_process.PeriodicTick`
+ticks on it, and the simulator holds sim time at the steps that reach it until the node has answered.
+Built apart, the two disagreed about the first tick (the simulator expected a policy tick at 0 s that
+the node, ticking first at one period, never ran): the simulator waited its whole silence timeout for
+an answer that could not come, then ran on without the policy until its first targets were heard, and
+on a busy host the policy missed a /clock in that window and ticked 6 ms late.
+"""
+
+from __future__ import annotations
+
+
+class TickGrid:
+    """Due times ``first_s + k period_s``; :meth:`reached` names the one a clock reading reaches.
+
+    ``first_s`` None: the grid starts at the first reading (a steady clock's arbitrary origin).
+    """
+
+    def __init__(self, period_s: float, first_s: float | None = None, tolerance_s: float = 1e-6) -> None:
+        if not period_s > 0:
+            raise ValueError(f"a tick grid needs a positive period, got {period_s}")
+        self.period_s = period_s
+        self.tolerance_s = tolerance_s
+        self.next_s = first_s
+
+    @classmethod
+    def on_sim_time(cls, period_s: float) -> TickGrid:
+        """A node on sim time: its first tick is one period in (no /clock reads 0 before the sim steps)."""
+        return cls(period_s, first_s=period_s)
+
+    def reached(self, t_s: float) -> float | None:
+        """The due time ``t_s`` reached (the latest one, if a reading spans several), else None."""
+        if self.next_s is None:
+            self.next_s = t_s
+        if t_s < self.next_s - self.tolerance_s:
+            return None
+        due = self.next_s + self.period_s * ((t_s + self.tolerance_s - self.next_s) // self.period_s)
+        self.next_s = due + self.period_s
+        return due
