@@ -50,7 +50,7 @@ class EnvConfig:
     backend: str = param(
         "mujoco_cpu", choices=("mujoco_cpu", "mjlab", "isaac"), doc="simulator: plain MuJoCo (CPU), mjlab, Isaac Lab"
     )
-    robot: str = param("g1", choices=("g1",), doc="only the G1 has tracking references")
+    robot: str = param("g1", choices=("g1", "h1"), doc="g1 (every task with references), h1 (h1_walk)")
     num_envs: int = param(4096, 1, 262144, doc="parallel environments over ALL ranks (each GPU runs num_envs/world)")
     episode_length_s: float = param(10.0, 0.1, 120.0, doc="time-out (PHP released code: 10 s)")
     control_hz: float = param(50.0, 10.0, 500.0, doc="policy rate (the robot runs the student at 50 Hz)")
@@ -216,6 +216,23 @@ class CourseConfig:
 
 
 @dataclass(frozen=True)
+class VelocityConfig:
+    """h1_walk: velocity commands, gait clock, pushes and falls (training.h1_walk.env; rewards in its rewards.py)."""
+
+    vx: list = param([-0.5, 1.0], doc="[lo, hi] m/s, forward in the base frame")  # noqa: RUF009
+    vy: list = param([-0.3, 0.3], doc="[lo, hi] m/s, left")  # noqa: RUF009
+    yaw_rate: list = param([-0.5, 0.5], doc="[lo, hi] rad/s")  # noqa: RUF009
+    zero_fraction: float = param(0.1, 0.0, 1.0, doc="commands that are zero (the gait clock parks: stand still)")
+    resample_s: float = param(5.0, 0.1, 1000.0, doc="a new command this often")
+    gait_period_s: float = param(0.8, 0.2, 3.0, doc="the bundle's gait clock (unitree_rl_gym's H1: 0.8 s)")
+    fall_height_m: float = param(0.6, 0.0, 2.0, doc="an episode ends with the base below this")
+    fall_tilt_rad: float = param(0.8, 0.1, 3.14, doc="or tilted past this")
+    joint_noise_rad: float = param(0.05, 0.0, 1.0, doc="+- on the default pose at reset")
+    push_interval_s: float = param(5.0, 0.1, 1e9, doc="a base velocity kick this often")
+    push_vel_mps: float = param(0.5, 0.0, 5.0, doc="+- planar kick")
+
+
+@dataclass(frozen=True)
 class RunConfig:
     max_iterations: int = param(20000, 1, 10_000_000, doc="K: the schedules run on k / K")
     minutes: float = param(0.0, 0.0, 100_000.0, doc="time box (0: run max_iterations); K is set from the pace")
@@ -227,7 +244,7 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
-TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step")
+TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk")
 
 
 @dataclass(frozen=True)
@@ -243,6 +260,7 @@ class TrainConfig:
     distill: DistillConfig = field(default_factory=DistillConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     course: CourseConfig = field(default_factory=CourseConfig)
+    velocity: VelocityConfig = field(default_factory=VelocityConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     @property
@@ -294,6 +312,13 @@ def _check_widths(key: str, value: list) -> None:
 
 
 def _validate(cfg: TrainConfig) -> None:
+    v = cfg.velocity
+    for key, pair in (("velocity.vx", v.vx), ("velocity.vy", v.vy), ("velocity.yaw_rate", v.yaw_rate)):
+        _check_range_pair(key, pair, -5.0, 5.0)
+    if (cfg.task == "h1_walk") != (cfg.env.robot == "h1"):
+        raise ConfigError(
+            f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"
+        )
     r = cfg.randomization
     _check_range_pair("randomization.static_friction", r.static_friction, 0.0, 5.0)
     _check_range_pair("randomization.dynamic_friction", r.dynamic_friction, 0.0, 5.0)

@@ -26,6 +26,7 @@ TASKS = {
     "php_student": "training.php_student.task:StudentTask",
     "student_walk": "training.student_walk.task:WalkTask",
     "student_step": "training.student_step.task:StepTask",
+    "h1_walk": "training.h1_walk.task:H1WalkTask",
 }
 
 # What each task's curves.png shows: (title, [(row key, label)]).
@@ -55,6 +56,18 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
                 ("teacher_speed", "teacher envs"),
                 ("student_speed", "student envs (beta-mixed)"),
                 ("command_vx", "commanded vx"),
+            ],
+        ),
+    ],
+    "h1_walk": [
+        ("episode return", [("episode_return", "finished episodes")]),
+        ("episodes", [("episode_length_s", "length (s)"), ("fell_fraction", "ended by a fall")]),
+        (
+            "velocity (m/s)",
+            [
+                ("speed_error_mps", "planar speed error"),
+                ("forward_speed_mps", "forward speed"),
+                ("command_vx_mps", "commanded vx"),
             ],
         ),
     ],
