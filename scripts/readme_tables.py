@@ -524,7 +524,34 @@ def stage2_ppo_weight(result: dict[str, Any]) -> str:
     return markdown(result)
 
 
+def h1_walk(result: dict[str, Any]) -> str:
+    """ "H1": how far the h1_walk task got (training/h1_walk/report.py: the curve, the training env, the graph)."""
+    t, env, graph = result["training"], result["in_training_env"], result["in_graph"]
+    first, last = t["first_iterations"], t["last_iterations"]
+    speed = env["forward_speed_mps_of_those_up"]
+    rows = [
+        ["training", f"{t['minutes']:g} min on 2 CPU cores, {t['iterations']} iterations, {t['env_steps']:,} env-steps "
+         f"({t['env_steps_per_s_median']:.0f}/s)", ""],
+        ["episode length (s), first / last 50 iterations", f"{first['episode_length_s']:.2f} / "
+         f"{last['episode_length_s']:.2f}", "episodes end at a fall or at 20 s"],
+        ["episodes ended by a fall, first / last 50", f"{percent(first['fell_fraction'])} / "
+         f"{percent(last['fell_fraction'])}", ""],
+        ["planar speed error (m/s), first / last 50", f"{first['speed_error_mps']:.2f} / {last['speed_error_mps']:.2f}",
+         "commands vx -0.5..1, vy +-0.3, yaw +-0.5"],
+        [f"training env: {env['robots']} H1s at {env['command'][0]:g} m/s for {env['seconds']:g} s",
+         f"{env['fell']} fell" + (f"; the others {speed:.2f} m/s forward" if speed is not None else ""),
+         "the bundle through the runtime's PolicyRunner"],
+        ["`parkour sim --robot h1`, scripted walk", f"**{graph['verdict']}**: "
+         + (f"fell at {graph['fell_at_s']:.1f} s" if graph["fell"] else "no fall")
+         + f", {graph['forward_displacement_m']:.2f} m forward ({graph['distance_m']:.2f} m path)",
+         (f"ACTIVE from {graph['active_from_s']:.1f} s" if graph["active_from_s"] is not None else "never ACTIVE")
+         + f"; modes {' -> '.join(graph['modes'])}"],
+    ]  # fmt: skip
+    return md_table(["", "result", "note"], rows)
+
+
 GENERATORS: dict[str, Callable[..., str]] = {
+    "h1_walk": h1_walk,
     "stage2_ppo_weight": stage2_ppo_weight,
     "teacher_backends": teacher_backends,
     "standup_gains": standup_gains,

@@ -216,6 +216,37 @@ class CourseConfig:
 
 
 @dataclass(frozen=True)
+class HILConfig:
+    """hil_teacher: HIL's hybrid env (tracking and adversarial envs) and its AMP discriminator
+    (training.methods.hil: hybrid_env.HybridEnvConfig, discriminator.DiscriminatorConfig)."""
+
+    tracking_fraction: float = param(0.5, 0.0, 1.0, doc="envs that track the reference; the rest are adversarial")
+    task_weight: float = param(0.5, 0.0, 10.0, doc="AMP's w_G: the adversarial envs' target-location reward")
+    style_weight: float = param(0.5, 0.0, 10.0, doc="AMP's w_S: the discriminator's style reward")
+    arrive_m: float = param(0.3, 0.0, 10.0, doc="within this of the target the task reward is full")
+    min_speed_mps: float = param(0.0, 0.0, 5.0, doc="floor of the commanded speed v*")
+    fall_height_m: float = param(0.35, 0.0, 2.0, doc="an adversarial episode ends with the pelvis below this")
+    max_tilt_rad: float = param(1.0, 0.1, 3.14, doc="or tilted past this")
+    disc_hidden: list = param([256, 128], doc="discriminator MLP widths (ReLU)")  # noqa: RUF009
+    disc_loss: str = param("lsgan", choices=("lsgan", "bce"), doc="AMP's least-squares loss or the GAN's")
+    disc_gp_weight: float = param(5.0, 0.0, 1000.0, doc="AMP's w_gp")
+    disc_learning_rate: float = param(1e-4, 1e-7, 1.0)
+    disc_weight_decay: float = param(1e-4, 0.0, 1.0, doc="on the output layer's logit weights")
+    disc_batch_size: int = param(256, 1, 1_000_000)
+    disc_steps_per_iteration: int = param(4, 0, 10_000, doc="discriminator steps after each PPO update")
+    disc_normalize: bool = param(True, doc="running normalization of the transition features")
+
+
+@dataclass(frozen=True)
+class HPLConfig:
+    """hpl_oracle: the terrain curriculum and the scandot encoder (training.methods.hpl)."""
+
+    levels: int = param(5, 1, 100, doc="curriculum levels: one hurdle height each, 0 to the highest")
+    encoder_hidden: list = param([64], doc="scandot encoder MLP widths (ELU)")  # noqa: RUF009
+    latent_dim: int = param(16, 1, 1024, doc="scandot latent (HPL: 32)")
+
+
+@dataclass(frozen=True)
 class VelocityConfig:
     """h1_walk: velocity commands, gait clock, pushes and falls (training.h1_walk.env; rewards in its rewards.py)."""
 
@@ -244,7 +275,7 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
-TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk")
+TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "hil_teacher", "hpl_oracle")
 
 
 @dataclass(frozen=True)
@@ -261,6 +292,8 @@ class TrainConfig:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     course: CourseConfig = field(default_factory=CourseConfig)
     velocity: VelocityConfig = field(default_factory=VelocityConfig)
+    hil: HILConfig = field(default_factory=HILConfig)
+    hpl: HPLConfig = field(default_factory=HPLConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     @property
@@ -333,6 +366,8 @@ def _validate(cfg: TrainConfig) -> None:
             raise ConfigError(f"{key}: expected {n} numbers in [0, {hi}], got {value!r}")
     _check_widths("policy.actor_hidden", cfg.policy.actor_hidden)
     _check_widths("policy.critic_hidden", cfg.policy.critic_hidden)
+    _check_widths("hil.disc_hidden", cfg.hil.disc_hidden)
+    _check_widths("hpl.encoder_hidden", cfg.hpl.encoder_hidden)
     if len(cfg.policy.conv_channels) != 2:
         raise ConfigError(f"policy.conv_channels: expected two channel counts, got {cfg.policy.conv_channels!r}")
     _check_widths("policy.conv_channels", cfg.policy.conv_channels)

@@ -18,14 +18,13 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from rsl_rl.algorithms import PPO
 from rsl_rl.models import MLPModel
-from rsl_rl.modules.distribution import GaussianDistribution
 
 from training.configs.schema import TrainConfig
 from training.h1_walk.bundle import export_bundle
 from training.h1_walk.env import H1WalkConfig, H1WalkEnv
 from training.rl.runner import Runner
+from training.rl.task_cfg import ppo_mlp_cfg
 
 BUNDLE_DIR = "bundle"
 
@@ -111,22 +110,7 @@ class H1WalkTask:
     # -- the run -----------------------------------------------------------------------------
 
     def train_cfg(self) -> dict[str, Any]:
-        p, pol = self.cfg.ppo, self.cfg.policy
-        mlp = {"activation": pol.activation, "obs_normalization": pol.obs_normalization}
-        return {
-            "num_steps_per_env": p.num_steps_per_env,
-            "save_interval": self.cfg.run.save_interval,
-            "obs_groups": {"actor": ["policy"], "critic": ["critic"]},
-            "algorithm": {
-                "class_name": PPO, "num_learning_epochs": p.num_epochs, "num_mini_batches": p.num_mini_batches,
-                "clip_param": p.clip_param, "gamma": p.gamma, "lam": p.lam, "value_loss_coef": p.value_loss_coef,
-                "entropy_coef": p.entropy_coef, "learning_rate": p.learning_rate, "max_grad_norm": p.max_grad_norm,
-                "use_clipped_value_loss": p.use_clipped_value_loss, "schedule": p.schedule, "desired_kl": p.desired_kl,
-            },
-            "actor": {"class_name": MLPModel, **mlp, "hidden_dims": list(pol.actor_hidden),
-                      "distribution_cfg": {"class_name": GaussianDistribution, "init_std": pol.init_noise_std}},
-            "critic": {"class_name": MLPModel, **mlp, "hidden_dims": list(pol.critic_hidden)},
-        }  # fmt: skip
+        return ppo_mlp_cfg(self.cfg, ["policy"], ["critic"])
 
     def initialize(self, runner: Runner) -> None:
         torch.manual_seed(self.cfg.run.seed)

@@ -20,15 +20,13 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from rsl_rl.algorithms import PPO
 from rsl_rl.models import MLPModel
-from rsl_rl.modules.distribution import GaussianDistribution
 from torch import nn
 
 from training.algorithms.sampling import AdaptiveStartSampler
 from training.configs.schema import TrainConfig
-from training.envs.reference import squat_reference
-from training.envs.tracking import TrackingEnv
+from training.envs.reference import Reference, squat_reference
+from training.envs.tracking import StartSampler, TrackingConfig, TrackingEnv
 from training.pipeline.teacher import (
     SkillReference,
     cut_reference,
@@ -37,6 +35,7 @@ from training.pipeline.teacher import (
     tracking_config,
 )
 from training.rl.runner import Runner
+from training.rl.task_cfg import ppo_mlp_cfg
 
 TEACHER_FILE = "teacher.pt"
 
@@ -87,14 +86,16 @@ class TeacherTask:
         track = tracking_config(cfg, cfg.run.seed)
         s = cfg.sampling
         self.sampler = AdaptiveStartSampler(s.bins, floor=s.uniform_fraction, decay=s.decay, enabled=s.adaptive)
-        self.env = TrackingEnv(
-            refs, track, start_sampler=phase_start_sampler(self.sampler, refs, track.min_episode_frames)
-        )
+        self.env = self.make_env(refs, track, phase_start_sampler(self.sampler, refs, track.min_episode_frames))
         self.num_envs, self.num_actions, self.dt_s = self.env.num_envs, self.env.num_actions, self.env.dt_s
         self.max_episode_length = max(round(r.num_frames / r.fps / self.dt_s) for r in refs)
         self._obs = self.env.reset()
         self._returns = np.zeros(self.num_envs)
         self._clear_figures()
+
+    def make_env(self, refs: list[Reference], track: TrackingConfig, start_sampler: StartSampler) -> Any:
+        """The environment (a method's own over the same references, tracking config and start sampler)."""
+        return TrackingEnv(refs, track, start_sampler=start_sampler)
 
     # -- TaskEnv -----------------------------------------------------------------------------
 
@@ -104,15 +105,21 @@ class TeacherTask:
     def step(self, actions: NDArray[np.float64]) -> tuple[dict[str, NDArray[np.floating]], Any, Any, dict[str, Any]]:
         self._obs, reward, done, info = self.env.step(actions)
         ids = np.flatnonzero(done)
-        self._returns += reward
         if len(ids):
             self.sampler.record(info["episode_start_phase"][ids], info["terminated"][ids])
-            self._failed += int(info["terminated"][ids].sum())
+        self._account(reward, done, info["terminated"])
+        self._errors.append(float(np.mean(info["tracking_error"])))
+        return {"policy": self._obs}, reward, done, {"time_outs": info["truncated"], "log": {}}
+
+    def _account(self, reward: NDArray[np.float64], done: NDArray[np.bool_], terminated: NDArray[np.bool_]) -> None:
+        """Returns of finished episodes, failures, reward per step: the figures every tracking teacher shows."""
+        ids = np.flatnonzero(done)
+        self._returns += reward
+        if len(ids):
+            self._failed += int(terminated[ids].sum())
             self._finished_returns += self._returns[ids].tolist()
             self._returns[ids] = 0.0
-        self._errors.append(float(np.mean(info["tracking_error"])))
         self._rewards.append(float(np.mean(reward)))
-        return {"policy": self._obs}, reward, done, {"time_outs": info["truncated"], "log": {}}
 
     def close(self) -> None:
         self.env.close()
@@ -146,26 +153,7 @@ class TeacherTask:
     # -- the run -----------------------------------------------------------------------------
 
     def train_cfg(self) -> dict[str, Any]:
-        p, pol = self.cfg.ppo, self.cfg.policy
-        mlp = {
-            "hidden_dims": list(pol.actor_hidden),
-            "activation": pol.activation,
-            "obs_normalization": pol.obs_normalization,
-        }
-        return {
-            "num_steps_per_env": p.num_steps_per_env,
-            "save_interval": self.cfg.run.save_interval,
-            "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-            "algorithm": {
-                "class_name": PPO, "num_learning_epochs": p.num_epochs, "num_mini_batches": p.num_mini_batches,
-                "clip_param": p.clip_param, "gamma": p.gamma, "lam": p.lam, "value_loss_coef": p.value_loss_coef,
-                "entropy_coef": p.entropy_coef, "learning_rate": p.learning_rate, "max_grad_norm": p.max_grad_norm,
-                "use_clipped_value_loss": p.use_clipped_value_loss, "schedule": p.schedule, "desired_kl": p.desired_kl,
-            },
-            "actor": {"class_name": MLPModel, **mlp,
-                      "distribution_cfg": {"class_name": GaussianDistribution, "init_std": pol.init_noise_std}},
-            "critic": {"class_name": MLPModel, **mlp, "hidden_dims": list(pol.critic_hidden)},
-        }  # fmt: skip
+        return ppo_mlp_cfg(self.cfg, ["policy"], ["policy"])
 
     def initialize(self, runner: Runner) -> None:
         torch.manual_seed(self.cfg.run.seed)

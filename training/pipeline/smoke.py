@@ -133,17 +133,18 @@ def configs(config: Path, size: SmokeSize, seed: int) -> tuple[TrainConfig, Trai
 
 
 def train_teacher_stage(
-    out: Path, size: SmokeSize, seed: int, references: list[SkillReference] | None = None
+    out: Path, size: SmokeSize, seed: int, references: list[SkillReference] | None = None, config: str | None = None
 ) -> tuple[dict[str, Any], Any]:
-    """The php_teacher task through the runner into DIR/teacher: (php_teacher.json, the teacher).
+    """A tracking teacher's task through the runner into DIR/teacher: (its <task>.json, the teacher).
 
-    On DIR/mm's references cut to the size's seconds, or on ``references`` (a method's own cut)."""
+    ``config``: the size's php_teacher config, or a method's (hil_teacher). On DIR/mm's references cut
+    to the size's seconds, or on ``references`` (a method's own cut)."""
     from training.php_teacher.task import load_teacher
     from training.rl.train import train
 
     overrides = {"env.motions": str(out / "mm"), "env.reference_s": size.reference_s, "run.seed": seed}
     inputs = {"references": references} if references is not None else None
-    result = train(size.teacher_config, out / "teacher", overrides, task_inputs=inputs)
+    result = train(config or size.teacher_config, out / "teacher", overrides, task_inputs=inputs)
     return result, load_teacher(Path(result["teacher"]))
 
 

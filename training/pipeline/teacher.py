@@ -1,9 +1,9 @@
 """The CPU tracking environment's pieces for PHP's teacher and the methods built on it.
 
 PHP's teacher itself is the ``php_teacher`` task (:mod:`training.php_teacher.task`, rsl_rl's PPO
-through the one runner). What is here: references, the env's config from the schema, the adaptive
-start sampler's hook, and the flat-batch PPO pieces HIL's and HPL's teachers still run in their own
-loops (``ppo_update``, ``rollout_batch``, ``TeacherPolicy``).
+through the one runner, as are HIL's and HPL's teachers, :mod:`training.methods.hil.task` and
+:mod:`training.methods.hpl.task`). What is here: references, the env's config from the schema, the
+adaptive start sampler's hook, and the episode bookkeeping LLP's student loop still uses.
 
 - **References**: `parkour mm synth` motions, cut to their first seconds (:func:`toy_references`):
   a short, easy task a few PPO iterations on two cores can make progress on. Each keeps its skill
@@ -13,8 +13,6 @@ loops (``ppo_update``, ``rollout_batch``, ``TeacherPolicy``).
 - **Adaptive start-state sampling** (PHP): start phases come from
   :class:`training.algorithms.sampling.AdaptiveStartSampler`, which is told after every finished
   episode where it started and whether it failed (terminated, not timed out).
-- **Update** (HIL, HPL): PPO through the loss pieces of :mod:`training.algorithms.hybrid` with
-  lambda_PPO = 1 and no DAgger term (:func:`ppo_update`).
 """
 
 from __future__ import annotations
@@ -28,21 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from torch import nn
-from torch.distributions import Normal
 
-from training.algorithms.hybrid import (
-    HybridConfig,
-    MLPActorCritic,
-    RolloutBatch,
-    adapt_learning_rate,
-    compute_gae,
-    gaussian_kl,
-    hybrid_loss,
-    masked_mse,
-    surrogate_loss,
-    value_loss,
-)
 from training.algorithms.sampling import AdaptiveStartSampler, SkillSampler
 from training.configs.schema import RandomizationConfig as RandomizationSchema
 from training.configs.schema import TrainConfig
@@ -51,7 +35,6 @@ from training.envs.randomization import NOMINAL
 from training.envs.randomization import RandomizationConfig as EnvRandomization
 from training.envs.reference import Reference, load_reference
 from training.envs.tracking import StartSampler, TrackingConfig, frames_from_phases
-from training.pipeline.normalizer import EmpiricalNormalizer
 
 Log = Callable[[str], None]
 Ints = NDArray[np.int64]
@@ -187,108 +170,3 @@ class EpisodeTracker:
         }
         self.finished_returns, self.finished_lengths, self.finished_failed = [], [], []
         return out
-
-
-def ppo_update(
-    model: MLPActorCritic,
-    optimizer: torch.optim.Optimizer,
-    batch: RolloutBatch,
-    cfg: HybridConfig,
-    learning_rate: float,
-    generator: torch.Generator,
-) -> tuple[float, dict[str, float]]:
-    """rsl-rl's PPO epochs over a flat batch: the hybrid loss with lambda_PPO = 1, lambda_D = 0.
-
-    Returns the adapted learning rate and the mean loss terms.
-    """
-    if cfg.normalize_advantages and len(batch) > 1:
-        adv = batch.advantages
-        batch = batch.with_advantages((adv - adv.mean()) / (adv.std() + 1e-8))
-    sums = dict.fromkeys(("total", "surrogate", "value", "entropy", "kl"), 0.0)
-    steps = 0
-    for _ in range(cfg.num_epochs):
-        for index in torch.randperm(len(batch), generator=generator).chunk(cfg.num_mini_batches):
-            mb = batch.select(index)
-            dist = model.action_distribution(mb.obs)
-            with torch.no_grad():
-                kl = gaussian_kl(mb.action_mean, mb.action_std, dist.mean, dist.stddev).mean().item()
-            if cfg.desired_kl is not None:
-                learning_rate = adapt_learning_rate(
-                    learning_rate, kl, cfg.desired_kl, enabled=True, min_lr=cfg.min_lr, max_lr=cfg.max_lr
-                )
-                for group in optimizer.param_groups:
-                    group["lr"] = learning_rate
-            loss = hybrid_loss(
-                surrogate=surrogate_loss(
-                    dist.log_prob(mb.actions).sum(-1), mb.log_probs, mb.advantages, cfg.clip_param
-                ),
-                value=value_loss(
-                    model.value(mb.obs), mb.values, mb.returns, cfg.clip_param if cfg.use_clipped_value_loss else None
-                ),
-                entropy=dist.entropy().sum(-1).mean(),
-                dagger=masked_mse(dist.mean, mb.teacher_actions, mb.dagger_mask),  # all masked: 0
-                ppo_weight=1.0,
-                dagger_weight=0.0,
-                config=cfg,
-            )
-            optimizer.zero_grad()
-            loss.total.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optimizer.step()
-            for name in ("total", "surrogate", "value", "entropy"):
-                sums[name] += float(getattr(loss, name).item())
-            sums["kl"] += kl
-            steps += 1
-    return learning_rate, {name: value / steps for name, value in sums.items()}
-
-
-def rollout_batch(
-    model: Any, buf: dict[str, torch.Tensor], last_obs: torch.Tensor, gamma: float, lam: float
-) -> RolloutBatch:
-    """A PPO-only batch from a (steps, envs, ...) rollout buffer, GAE bootstrapped from ``last_obs``."""
-    with torch.no_grad():
-        last_values = model.value(last_obs)
-    advantages, returns = compute_gae(buf["rewards"], buf["values"], buf["dones"], last_values, gamma, lam)
-    steps, n = buf["rewards"].shape[:2]
-
-    def flat(x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(steps * n, *x.shape[2:])
-
-    return RolloutBatch(
-        obs=flat(buf["obs"]),
-        actions=flat(buf["actions"]),
-        log_probs=flat(buf["log_probs"]),
-        advantages=flat(advantages),
-        returns=flat(returns),
-        values=flat(buf["values"]),
-        action_mean=flat(buf["mean"]),
-        action_std=flat(buf["std"]),
-        teacher_actions=torch.zeros(steps * n, buf["actions"].shape[-1]),
-        dagger_mask=torch.zeros(steps * n, dtype=torch.bool),
-    )
-
-
-class TeacherPolicy(MLPActorCritic):
-    """training.algorithms' MLP actor-critic behind an (optional) empirical observation normalizer."""
-
-    def __init__(self, obs_dim: int, num_actions: int, hidden: Sequence[int], init_std: float, normalize: bool) -> None:
-        super().__init__(obs_dim, num_actions, hidden, init_std)
-        self.normalizer = EmpiricalNormalizer(obs_dim, enabled=normalize)
-
-    def action_distribution(self, obs: torch.Tensor) -> Normal:
-        return super().action_distribution(self.normalizer(obs))
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return super().value(self.normalizer(obs))
-
-    def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
-        """The deterministic action (the mean): the teacher's DAgger label."""
-        return self.actor(self.normalizer(obs))
-
-
-def make_teacher(cfg: TrainConfig, num_obs: int, num_actions: int) -> TeacherPolicy:
-    if cfg.policy.activation != "elu":
-        raise ValueError(f"policy.activation: the CPU teacher is an ELU MLP, got {cfg.policy.activation!r}")
-    return TeacherPolicy(
-        num_obs, num_actions, tuple(cfg.policy.actor_hidden), cfg.policy.init_noise_std, cfg.policy.obs_normalization
-    )

@@ -1,15 +1,36 @@
-"""The rsl_rl train-config pieces the depth-student tasks share, from our typed config."""
+"""The rsl_rl train-config pieces the tasks share, from our typed config."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rsl_rl.algorithms import PPO
 from rsl_rl.models import MLPModel
 from rsl_rl.modules.distribution import GaussianDistribution
 
 from training.configs.schema import TrainConfig
 from training.rl.algorithms import HybridPPO
 from training.rl.models import DEPTH_GROUP, DepthRecurrentModel
+
+
+def ppo_mlp_cfg(cfg: TrainConfig, actor_groups: list[str], critic_groups: list[str]) -> dict[str, Any]:
+    """rsl_rl's PPO with ``MLPModel`` actor (Gaussian head) and critic, from the config's ``ppo`` and ``policy``."""
+    p, pol = cfg.ppo, cfg.policy
+    mlp = {"activation": pol.activation, "obs_normalization": pol.obs_normalization}
+    return {
+        "num_steps_per_env": p.num_steps_per_env,
+        "save_interval": cfg.run.save_interval,
+        "obs_groups": {"actor": actor_groups, "critic": critic_groups},
+        "algorithm": {
+            "class_name": PPO, "num_learning_epochs": p.num_epochs, "num_mini_batches": p.num_mini_batches,
+            "clip_param": p.clip_param, "gamma": p.gamma, "lam": p.lam, "value_loss_coef": p.value_loss_coef,
+            "entropy_coef": p.entropy_coef, "learning_rate": p.learning_rate, "max_grad_norm": p.max_grad_norm,
+            "use_clipped_value_loss": p.use_clipped_value_loss, "schedule": p.schedule, "desired_kl": p.desired_kl,
+        },
+        "actor": {"class_name": MLPModel, **mlp, "hidden_dims": list(pol.actor_hidden),
+                  "distribution_cfg": {"class_name": GaussianDistribution, "init_std": pol.init_noise_std}},
+        "critic": {"class_name": MLPModel, **mlp, "hidden_dims": list(pol.critic_hidden)},
+    }  # fmt: skip
 
 
 def student_model_cfg(cfg: TrainConfig) -> dict[str, Any]:

@@ -27,6 +27,8 @@ TASKS = {
     "student_walk": "training.student_walk.task:WalkTask",
     "student_step": "training.student_step.task:StepTask",
     "h1_walk": "training.h1_walk.task:H1WalkTask",
+    "hil_teacher": "training.methods.hil.task:HILTeacherTask",
+    "hpl_oracle": "training.methods.hpl.task:HPLOracleTask",
 }
 
 # What each task's curves.png shows: (title, [(row key, label)]).
@@ -35,6 +37,26 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
         ("episode return", [("episode_return", "finished episodes (rsl_rl)")]),
         ("tracking", [("tracking_error_m", "mean body-position error (m)"), ("failed_fraction", "episodes failed")]),
         ("reward per step", [("reward_per_step", "reward/step")]),
+    ],
+    "hil_teacher": [
+        ("episode return", [("episode_return", "finished episodes (rsl_rl)")]),
+        (
+            "AMP discriminator",
+            [("disc_accuracy", "accuracy"), ("disc_d_real", "mean D(real)"), ("disc_d_fake", "mean D(generated)")],
+        ),
+        (
+            "reward per step",
+            [
+                ("tracking_reward", "tracking (tracking envs)"),
+                ("task_reward", "task (adversarial envs)"),
+                ("style_reward", "style (adversarial envs)"),
+            ],
+        ),
+    ],
+    "hpl_oracle": [
+        ("episode return", [("episode_return", "finished episodes (rsl_rl)")]),
+        ("terrain curriculum", [("mean_level", "mean level"), ("completion", "completion (finished episodes)")]),
+        ("tracking", [("tracking_error_m", "mean body-position error (m)"), ("failed_fraction", "episodes failed")]),
     ],
     "php_student": [
         ("losses", [("dagger", "L_D (masked MSE to the teacher)"), ("surrogate", "PPO surrogate")]),

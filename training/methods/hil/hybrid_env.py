@@ -12,7 +12,7 @@ scan of :mod:`training.envs.privileged` without the reference's joint terms, plu
   the one the next action is scored against; reward = PHP's tracking reward (Eq. 5 + regularizers);
   termination = tracking error > ``termination_m``. This goal is a function of the privileged
   observation alone (:func:`tracking_goal_from_privileged`), so a privileged-observation teacher
-  label (DAgger) comes out of the same policy (:class:`training.methods.hil.teacher.HILTeacherAdapter`).
+  label (DAgger) comes out of the same policy (:class:`training.methods.hil.task.HILTeacherAdapter`).
 - **adversarial env**: the target is a position, the reference clip's last root position (the far
   side of its obstacle), with the reference's commanded heading; no pose to track. Reward =
   ``task_weight * r_task + style_weight * r_style``, with AMP's target-location task reward

@@ -2,38 +2,27 @@
 
 The same stages and outputs as :func:`training.pipeline.smoke.run_smoke` (``DIR/mm``,
 ``DIR/bundle``, ``DIR/smoke.json``, ``DIR/curves.png``, the sim stage), with the tracking-only
-teacher replaced by HIL's (:func:`training.methods.hil.teacher.train_hil_teacher`: PPO on the
-hybrid env with the AMP style reward). The student stage is the pipeline's, distilling the HIL
-policy through its tracking goal (:class:`~training.methods.hil.teacher.HILTeacherAdapter`).
-smoke.json adds ``method: "hil"``, ``discriminator_accuracy`` per teacher iteration and the HIL
-settings; ``DIR/hil_curves.png`` plots the discriminator and the adversarial envs' rewards.
+teacher replaced by HIL's: the ``hil_teacher`` task through the runner (``configs/hil_teacher.yaml``,
+``_tiny`` at the tiny size; PPO on the hybrid env with the AMP style reward, the discriminator as a
+hook). The student stage is the pipeline's, distilling the HIL policy through its tracking goal
+(:class:`~training.methods.hil.task.HILTeacherAdapter`). smoke.json adds ``method: "hil"``,
+``discriminator_accuracy`` per teacher iteration and the HIL settings; ``DIR/hil_curves.png`` plots
+the discriminator and the adversarial envs' rewards.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from training.methods.hil.discriminator import DiscriminatorConfig
-from training.methods.hil.teacher import HILConfig, HILTeacherAdapter, train_hil_teacher
-from training.pipeline.smoke import (
-    COMMON_TEACHER,
-    DEFAULT_CONFIG,
-    SIZES,
-    configs,
-    stage_mm,
-    stage_sim,
-    train_student_stage,
-)
+from training.methods.hil.task import HILTeacherAdapter
+from training.pipeline.smoke import SIZES, stage_mm, stage_sim, train_student_stage, train_teacher_stage
 from training.pipeline.teacher import Log
 
-HIL_SIZES: dict[str, HILConfig] = {
-    "tiny": HILConfig(discriminator=DiscriminatorConfig(hidden=(64, 64), batch_size=128, steps_per_iteration=4)),
-    "smoke": HILConfig(discriminator=DiscriminatorConfig(hidden=(256, 128), batch_size=512, steps_per_iteration=8)),
-}
+TEACHER_CONFIGS = {"tiny": "hil_teacher_tiny", "smoke": "hil_teacher"}  # training/configs/
 
 
 def plot_hil_curves(result: dict[str, Any], path: Path) -> Path:
@@ -81,13 +70,11 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     from training.pipeline.curves import plot_curves
     from training.pipeline.teacher import toy_references
 
-    if size not in SIZES or size not in HIL_SIZES:
-        raise ValueError(f"size {size!r} is not one of {', '.join(HIL_SIZES)}")
-    preset, hil = SIZES[size], HIL_SIZES[size]
-    config = DEFAULT_CONFIG
+    if size not in SIZES or size not in TEACHER_CONFIGS:
+        raise ValueError(f"size {size!r} is not one of {', '.join(TEACHER_CONFIGS)}")
+    preset, teacher_config = SIZES[size], TEACHER_CONFIGS[size]
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    teacher_cfg, _ = configs(config, preset, seed)
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -98,14 +85,13 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     wall["mm"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    teacher = train_hil_teacher(references, teacher_cfg, hil, seed, log)
-    torch.save(teacher.model.state_dict(), out / "teacher.pt")
-    torch.save(teacher.discriminator.state_dict(), out / "discriminator.pt")
+    teacher, teacher_model = train_teacher_stage(out, preset, seed, references, config=teacher_config)
+    shutil.copyfile(teacher["discriminator"], out / "discriminator.pt")
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
     student = train_student_stage(
-        out, preset.student_config, seed, references, HILTeacherAdapter(teacher.model), {"method": "hil"}
+        out, preset.student_config, seed, references, HILTeacherAdapter(teacher_model), {"method": "hil"}
     )
     bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -120,17 +106,13 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     wall["total"] = time.perf_counter() - started
 
     columns = lambda rows: {key: [row.get(key) for row in rows] for key in rows[0]} if rows else {}  # noqa: E731
-    rows = teacher.iterations
+    rows = teacher["iterations"]
     result: dict[str, Any] = {
         "method": "hil",
         "size": size,
         "seed": seed,
-        "config": str(config),
-        "overrides": {
-            "teacher": {**COMMON_TEACHER, **preset.teacher},
-            "student": f"training/configs/{preset.student_config}.yaml",
-        },
-        "hil": {**asdict(hil), "env": asdict(hil.split(teacher_cfg.env.num_envs))},
+        "configs": {"teacher": teacher_config, "student": preset.student_config},
+        "hil": {**teacher["config_values"]["hil"], "env": teacher["env"]},
         "references": [
             {"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in references
         ],
@@ -138,7 +120,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
         "teacher_return": [row["episode_return"] for row in rows],
         "discriminator_accuracy": [row.get("disc_accuracy") for row in rows],
         "teacher": columns(rows),
-        "teacher_start_sampler_probabilities": teacher.sampler_probabilities,
+        "teacher_start_sampler_probabilities": teacher["start_sampler_probabilities"],
         "student_loss": [row["total"] for row in student["iterations"]],
         "student": columns(student["iterations"]),
         "student_parameters": student["parameters"],

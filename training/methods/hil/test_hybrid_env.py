@@ -31,9 +31,9 @@ from training.methods.hil.hybrid_env import (
     hybrid_observation,
     tracking_goal_from_privileged,
 )
-from training.methods.hil.teacher import HILTeacherAdapter
+from training.methods.hil.task import HILTeacherAdapter
 from training.motion_matching import quat
-from training.pipeline.teacher import TeacherPolicy
+from training.php_teacher.task import TrackingTeacher
 
 BOX = Terrain(np.array([[0.8, 0.0, 0.1]]), np.array([[0.2, 0.5, 0.1]]), np.array([0.3]))
 
@@ -92,7 +92,7 @@ def test_hybrid_env_batches_both_kinds_with_one_observation_layout(reference) ->
     cfg = HybridEnvConfig(num_tracking=2, num_adversarial=2)
     tracking = TrackingConfig(num_envs=99, nthread=1, randomization=NOMINAL)  # num_envs comes from cfg
     env = HybridEnv([reference], tracking, cfg, style_reward_fn=style)
-    policy = TeacherPolicy(OBS_DIM, 29, (16,), 0.1, normalize=False)
+    policy = TrackingTeacher(torch.nn.Sequential(torch.nn.Linear(OBS_DIM, 16), torch.nn.ELU(), torch.nn.Linear(16, 29)))
     try:
         obs = env.reset()
         assert obs.shape == (4, OBS_DIM) and env.num_envs == 4

@@ -25,6 +25,7 @@ tests and for measuring the machinery's own overhead.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import queue as queue_module
 import time
@@ -183,25 +184,20 @@ class StudentCollector:
 
 @dataclass(frozen=True)
 class StudentTask:
-    """The recurrent depth student distilled from an :class:`~training.methods.hpl.oracle.OraclePolicy`."""
+    """The recurrent depth student distilled from the scandot oracle (``oracle.ScandotActor``)."""
 
     references: Sequence[Any]  # SkillReference
     cfg: Any  # a student TrainConfig
     size: Any  # training.export.models.StudentSize
     camera: Any  # training.envs.student.CameraConfig
-    oracle_state: dict[str, torch.Tensor]
-    oracle_hidden: tuple[int, ...]
+    oracle: nn.Module  # act_inference(privileged) -> the label; pickled to every collector
     bptt_steps: int = 8
     max_boxes: int | None = None
     seed: int = 0
     original_termination_m: float = 0.5
 
-    def make_oracle(self, num_obs: int, num_actions: int):
-        from training.methods.hpl.oracle import tracking_oracle
-
-        oracle = tracking_oracle(num_obs, num_actions, self.oracle_hidden, 1.0, True)
-        oracle.load_state_dict(self.oracle_state)
-        return oracle
+    def make_oracle(self, num_obs: int, num_actions: int) -> nn.Module:
+        return copy.deepcopy(self.oracle)
 
     def make_student(self) -> nn.Module:
         from training.envs.privileged import privileged_size
@@ -417,7 +413,7 @@ def bench_task(seed: int = 0, num_envs: int = 4, workdir: Path | None = None) ->
     import tempfile
 
     from training.envs.privileged import privileged_size
-    from training.methods.hpl.oracle import tracking_oracle
+    from training.methods.hpl.oracle import untrained_oracle
     from training.motion_matching.synth import synthesize
     from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
     from training.pipeline.teacher import toy_references
@@ -427,11 +423,11 @@ def bench_task(seed: int = 0, num_envs: int = 4, workdir: Path | None = None) ->
     synthesize(preset.motions, seed, mm, None)
     references = toy_references(mm, preset.reference_s)
     _, cfg = configs(DEFAULT_CONFIG, preset, seed)
-    oracle = tracking_oracle(privileged_size(), 29, (64, 64), 1.0, True)
+    oracle = untrained_oracle(privileged_size(), 29, (64, 64), seed)
     import dataclasses
 
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=num_envs))
-    return StudentTask(references, cfg, preset.student_size, preset.camera, oracle.state_dict(), (64, 64), seed=seed)
+    return StudentTask(references, cfg, preset.student_size, preset.camera, oracle, seed=seed)
 
 
 def bench_collectors(

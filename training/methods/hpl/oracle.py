@@ -6,28 +6,29 @@
   ``pelvis_z - terrain height``); :meth:`ScandotGrid.sample` reads the same kind of grid from a
   :class:`~training.methods.hpl.terrain.ParkourTerrain` heightfield.
 - **Encoder**: an ELU MLP from the scandots to a small latent (HPL: 32; here ``latent_dim``).
-- **Policy**: an ELU MLP on ``[proprioception, latent]`` (every other privileged term is the
-  proprioception), a state-independent std, and a critic on the whole observation. It has the
-  interface of ``training.pipeline.teacher.TeacherPolicy`` (``action_distribution``, ``value``,
-  ``act_inference``, ``log_std``, ``normalizer``), so ``training.pipeline.teacher.ppo_update`` trains
-  it and the ``php_student`` task (``training.php_student.task``) can take its labels.
+- **Policy**: rsl_rl's ``MLPModel`` on ``[proprioception, latent]`` (:class:`ScandotModel`: every other
+  privileged term is the proprioception; rsl_rl's normalizer and Gaussian head), trained by rsl_rl's
+  PPO in the ``hpl_oracle`` task with an ``MLPModel`` critic on the whole observation. Its labels
+  come from :class:`ScandotActor` (``act_inference``, the mean action), as a PHP teacher's do.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from numpy.typing import NDArray
+from rsl_rl.models import MLPModel
+from tensordict import TensorDict
 from torch import nn
-from torch.distributions import Normal
 
 from training.envs.privileged import SCAN_POINTS_PER_SIDE, SCAN_SIZE_M, scan_grid, term_slices
 from training.methods.hpl.terrain import ParkourTerrain
-from training.pipeline.normalizer import EmpiricalNormalizer
 
 F = NDArray[np.float64]
 
@@ -78,53 +79,83 @@ class ScandotEncoder(nn.Module):
         return self.net(scandots)
 
 
-class OraclePolicy(nn.Module):
-    """``actor([proprio, encoder(scandots)])`` with a Gaussian head; critic on the full observation."""
+class ScandotModel(MLPModel):
+    """rsl_rl's ``MLPModel`` whose latent is ``[proprio, encoder(scandots)]`` (normalized observation first).
+
+    ``scan_start:scan_stop`` is the scandots' slice of the observation; every other element is the
+    proprioception. With a ``distribution_cfg`` it is the PPO actor; ``as_jit`` gives the deterministic
+    :class:`ScandotActor` (the DAgger labels).
+    """
 
     def __init__(
         self,
-        obs_dim: int,
-        num_actions: int,
-        scan: slice,
-        hidden: Sequence[int] = (64, 64),
+        obs: TensorDict,
+        obs_groups: dict[str, list[str]],
+        obs_set: str,
+        output_dim: int,
+        scan_start: int,
+        scan_stop: int,
         encoder_hidden: Sequence[int] = (64,),
         latent_dim: int = 16,
-        init_std: float = 1.0,
-        normalize: bool = True,
+        **mlp: Any,
     ) -> None:
-        super().__init__()
-        self.obs_dim = obs_dim
-        keep = np.ones(obs_dim, dtype=bool)
-        keep[scan] = False
+        self.num_scan = scan_stop - scan_start
+        self.scan_latent_dim = latent_dim
+        super().__init__(obs, obs_groups, obs_set, output_dim, **mlp)
+        keep = np.ones(self.obs_dim, dtype=bool)
+        keep[scan_start:scan_stop] = False
         self.register_buffer("proprio_index", torch.from_numpy(np.flatnonzero(keep)), persistent=False)
-        self.register_buffer("scan_index", torch.arange(obs_dim)[scan], persistent=False)
-        self.encoder = ScandotEncoder(len(self.scan_index), encoder_hidden, latent_dim)
-        self.actor = _mlp(len(self.proprio_index) + latent_dim, hidden, num_actions)
-        self.critic = _mlp(obs_dim, hidden, 1)
-        self.log_std = nn.Parameter(torch.full((num_actions,), math.log(init_std)))
-        self.normalizer = EmpiricalNormalizer(obs_dim, enabled=normalize)
+        self.register_buffer("scan_index", torch.arange(scan_start, scan_stop), persistent=False)
+        self.encoder = ScandotEncoder(self.num_scan, encoder_hidden, latent_dim)
 
-    def features(self, obs: torch.Tensor) -> torch.Tensor:
-        """``[proprio, latent]``: the actor's input (observations normalized first)."""
-        x = self.normalizer(obs)
+    def _get_latent_dim(self) -> int:
+        return self.obs_dim - self.num_scan + self.scan_latent_dim
+
+    def get_latent(self, obs: TensorDict, masks: torch.Tensor | None = None, hidden_state: Any = None) -> torch.Tensor:
+        x = super().get_latent(obs, masks, hidden_state)
         return torch.cat([x[..., self.proprio_index], self.encoder(x[..., self.scan_index])], dim=-1)
 
+    def as_jit(self) -> nn.Module:
+        return ScandotActor(self)
+
+
+class ScandotActor(nn.Module):
+    """The oracle's mean action on a plain privileged observation: normalizer, scandot encoder, MLP."""
+
+    def __init__(self, model: ScandotModel) -> None:
+        super().__init__()
+        self.obs_normalizer = copy.deepcopy(model.obs_normalizer)
+        self.encoder = copy.deepcopy(model.encoder)
+        self.mlp = copy.deepcopy(model.mlp)
+        self.deterministic_output = (
+            model.distribution.as_deterministic_output_module() if model.distribution is not None else nn.Identity()
+        )
+        self.register_buffer("proprio_index", model.proprio_index.clone(), persistent=False)
+        self.register_buffer("scan_index", model.scan_index.clone(), persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = self.obs_normalizer(obs)
+        latent = torch.cat([x[..., self.proprio_index], self.encoder(x[..., self.scan_index])], dim=-1)
+        return self.deterministic_output(self.mlp(latent))
+
+    @torch.no_grad()
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
-        """The mean action: the DAgger label."""
-        return self.actor(self.features(obs))
-
-    def action_distribution(self, obs: torch.Tensor) -> Normal:
-        mean = self.act_inference(obs)
-        return Normal(mean, self.log_std.exp().expand_as(mean))
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.normalizer(obs)).squeeze(-1)
+        return self(obs)
 
 
-def tracking_oracle(
-    num_obs: int, num_actions: int, hidden: Sequence[int], init_std: float, normalize: bool
-) -> OraclePolicy:
-    """The oracle on the CPU tracking env's privileged observation (its ``height_scan`` term are the scandots)."""
-    return OraclePolicy(
-        num_obs, num_actions, term_slices()["height_scan"], hidden=hidden, init_std=init_std, normalize=normalize
-    )
+def oracle_actor_cfg(hidden: Sequence[int], encoder_hidden: Sequence[int], latent_dim: int, **mlp: Any) -> dict:
+    """rsl_rl's actor config of the oracle on the CPU tracking env (its ``height_scan`` term are the scandots)."""
+    scan = term_slices()["height_scan"]
+    return {
+        "class_name": ScandotModel, "scan_start": scan.start, "scan_stop": scan.stop,
+        "encoder_hidden": tuple(encoder_hidden), "latent_dim": latent_dim, "hidden_dims": list(hidden), **mlp,
+    }  # fmt: skip
+
+
+def untrained_oracle(num_obs: int, num_actions: int, hidden: Sequence[int] = (64, 64), seed: int = 0) -> ScandotActor:
+    """An untrained oracle's labels (tests, benchmarks): the same model as a trained one's, random weights."""
+    torch.manual_seed(seed)
+    obs = TensorDict({"policy": torch.zeros(1, num_obs)}, batch_size=[1])
+    cfg = oracle_actor_cfg(hidden, (64,), 16, obs_normalization=True)
+    cfg.pop("class_name")
+    return ScandotModel(obs, {"actor": ["policy"]}, "actor", num_actions, **cfg).as_jit().eval()

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from training.algorithms.hybrid import (
     HybridConfig,
@@ -50,7 +51,6 @@ from training.pipeline.student_update import RecurrentHybridUpdate, SequenceBatc
 from training.pipeline.teacher import (
     EpisodeTracker,
     Log,
-    TeacherPolicy,
     gaussian_sample,
     phase_start_sampler,
     skill_ref_sampler,
@@ -99,7 +99,7 @@ class LLPStudentResult:
 
 def train_llp_student(
     references: Sequence[LLPReference],
-    teacher: TeacherPolicy,
+    teacher: nn.Module,
     cfg: TrainConfig,
     size: LLPSize,
     camera: CameraConfig,

@@ -1,0 +1,148 @@
+"""How far an h1_walk run got: its training curve, its bundle in the training env, its scripted walk in the graph.
+
+    python -m training.h1_walk.report --run runs/h1_walk --sim runs/h1_walk_sim \\
+        --out training/h1_walk/results/h1_walk.json
+
+- **training**: the budget, iterations and env-steps, and the curve's figures (episode length, share of
+  episodes ended by a fall, planar speed error) over the first and the last 50 iterations;
+- **in the training env**: the bundle through parkour_core's ``PolicyRunner`` (one per robot) on
+  ``ROBOTS`` H1s of the training env (pushes off) commanded 0.5 m/s forward for ``EVAL_S``: falls, and
+  the forward speed of those that stayed up;
+- **in the graph**: ``parkour sim --robot h1 --bundle RUN/bundle --script sim/scripts/h1_walk.yaml``
+  (its report.json): whether it fell and when, how far it went, and the verdict (:func:`verdict`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parkour_core.provenance import provenance
+from parkour_core.stats import write_json
+
+ROBOTS = 32
+EVAL_S = 10.0
+EVAL_COMMAND = (0.5, 0.0, 0.0)
+WINDOW = 50  # iterations at each end of the curve
+SCRIPT_WALK_M = 5.0  # sim/scripts/h1_walk.yaml: 0.5 m/s for 10 s, then a turn
+WALKS_FRACTION = 0.5  # of the scripted walk's distance, without a fall
+STEPS_M = 0.5  # moved this far forward: it stepped
+
+
+def verdict(sim: dict[str, Any]) -> str:
+    """falls (before moving), stands (ACTIVE, no fall, in place), steps (moved STEPS_M forward), walks."""
+    moved = float(sim.get("forward_displacement_m") or 0.0)
+    if not sim["fell"] and moved >= WALKS_FRACTION * SCRIPT_WALK_M:
+        return "walks"
+    if moved >= STEPS_M:
+        return "steps"
+    return "falls" if sim["fell"] else "stands"
+
+
+def curve_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def window(part: list[dict[str, Any]]) -> dict[str, float]:
+        keys = ("episode_length_s", "fell_fraction", "speed_error_mps", "forward_speed_mps", "episode_return")
+        return {k: round(float(np.nanmean([r[k] for r in part])), 4) for k in keys}
+
+    return {"first_iterations": window(rows[:WINDOW]), "last_iterations": window(rows[-WINDOW:])}
+
+
+def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """The bundle on ROBOTS training-env H1s at EVAL_COMMAND for EVAL_S (PolicyRunner per robot)."""
+    from parkour_core.bundle import load_bundle
+    from parkour_core.gait import START_PHASE
+    from parkour_core.runner import PolicyRunner, RobotState
+    from training.h1_walk.env import H1WalkConfig, H1WalkEnv
+    from training.motion_matching import quat
+
+    bundle = load_bundle(bundle_dir)
+    m = bundle.manifest
+    cfg = H1WalkConfig(
+        num_envs=ROBOTS, seed=seed, gait_period_s=float(m.gait_period_s or 0.8), push_interval_s=1e9,
+        resample_s=1e9, zero_fraction=0.0, episode_s=EVAL_S + 1.0,
+        physics_dt_s=float(m.provenance.get("physics_dt_s", 0.005)),
+    )  # fmt: skip
+    env = H1WalkEnv(cfg)
+    runners = [PolicyRunner(bundle) for _ in range(ROBOTS)]
+    fell = np.zeros(ROBOTS, dtype=bool)
+    start = env.sim.root_pos[:, :2].copy()
+    yaw0 = quat.yaw(env.sim.root_quat)
+    heading = np.stack([np.cos(yaw0), np.sin(yaw0)], axis=-1)
+    try:
+        env.command[:] = EVAL_COMMAND
+        env.phase[:] = START_PHASE  # a fresh runner's clock, advanced once on the command, as its first tick
+        env._advance_phase()
+        for _ in range(round(EVAL_S / env.dt_s)):
+            st = env.state()
+            actions = np.zeros((ROBOTS, env.num_actions))
+            for i, runner in enumerate(runners):
+                targets = runner.step(RobotState(st.q[i], st.dq[i], st.root_quat[i], st.base_ang_vel[i]),
+                                      np.asarray(EVAL_COMMAND))  # fmt: skip
+                actions[i] = (targets - env.default_q) / m.action_scale
+            _, _, _, info = env.step(actions)
+            fell |= info["fell"]  # a fallen robot is reset by the env and counted as fallen
+            env.command[:] = EVAL_COMMAND
+        forward = np.sum((env.sim.root_pos[:, :2] - start) * heading, axis=-1)
+    finally:
+        env.close()
+    up = ~fell
+    return {
+        "robots": ROBOTS,
+        "seconds": EVAL_S,
+        "command": list(EVAL_COMMAND),
+        "physics_dt_s": cfg.physics_dt_s,
+        "fell": int(fell.sum()),
+        "forward_speed_mps_of_those_up": round(float(np.mean(forward[up]) / EVAL_S), 3) if up.any() else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--run", type=Path, required=True, help="the h1_walk run folder (h1_walk.json, bundle/)")
+    p.add_argument("--sim", type=Path, required=True, help="the parkour sim run folder of its scripted walk")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    run = json.loads((args.run / "h1_walk.json").read_text())
+    sim = json.loads((args.sim / "report.json").read_text())
+    rows = run["iterations"]
+    modes = [t["to"] for t in sim["supervisor_transitions"]]
+    graph = {
+        "command": f"parkour sim --robot h1 --bundle {args.run / 'bundle'} --script sim/scripts/h1_walk.yaml",
+        "fell": sim["fell"],
+        "fell_at_s": sim["fell_at_s"],
+        "active_from_s": sim["active_from_s"],
+        "distance_m": sim["distance_m"],
+        "forward_displacement_m": sim["forward_displacement_m"],
+        "modes": modes,
+        "final_mode": sim["final_mode"],
+        "sim_time_s": sim["sim_time_s"],
+    }
+    result = {
+        **provenance(),
+        "run": str(args.run),
+        "training": {
+            "config": run["config"],
+            "minutes": run["config_values"]["run"]["minutes"],
+            "wall_s": run["wall_s"],
+            "iterations": len(rows),
+            "env_steps": int(run["num_envs"] * run["config_values"]["ppo"]["num_steps_per_env"] * len(rows)),
+            "env_steps_per_s_median": round(float(np.median([r["env_steps_per_s"] for r in rows])), 1),
+            "parameters": run["parameters"],
+            **curve_summary(rows),
+        },
+        "in_training_env": in_training_env(args.run / "bundle"),
+        "in_graph": {**graph, "verdict": verdict(sim)},
+        "verdict_rule": f"walks: no fall and >= {WALKS_FRACTION:g} x {SCRIPT_WALK_M:g} m forward; steps: >= "
+        f"{STEPS_M:g} m forward; stands: ACTIVE in place without a fall; falls: otherwise",
+    }
+    write_json(args.out, result)
+    print(json.dumps({"verdict": result["in_graph"]["verdict"], **result["in_training_env"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
