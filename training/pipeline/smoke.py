@@ -21,8 +21,9 @@
 per-iteration terms, stage wall times, the sim run's summary and the bundle path; ``DIR/curves.png``.
 
 Sizes: ``tiny`` (tests, about a minute) and ``smoke`` (the CPU smoke run, a few minutes): the
-teacher's and the student's configs (``--config`` replaces the student's). HIL, HPL and LLP build
-their students' configs from ``training/configs/smoke_cpu.yaml`` and the sizes' overrides.
+teacher's and the student's configs (``--config`` replaces the student's); HIL's teacher and HPL's
+oracle have their own (``hil_teacher``, ``hpl_oracle``). HPL and LLP build their students' configs
+from ``training/configs/smoke_cpu.yaml`` and the sizes' overrides (:func:`method_student_config`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import random
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,11 @@ from training.pipeline.teacher import Log, SkillReference
 
 DEFAULT_CONFIG = CONFIG_DIR / "smoke_cpu.yaml"
 
-# Both sizes: observation normalization and a fixed learning rate for the teacher (with unnormalized
-# privileged observations the KL rule held the learning rate at its 1e-5 floor for most of a
-# 40-iteration run).
-COMMON_TEACHER = {"policy.obs_normalization": True, "ppo.schedule": "fixed"}
-# The student: PHP's distillation settings (uniform starts, hybrid loss, KL rule gated by lambda_PPO).
+# The students of HPL and LLP (on smoke_cpu.yaml): observation normalization (with unnormalized
+# privileged observations the KL rule held a 40-iteration run's learning rate at its 1e-5 floor) and
+# PHP's distillation settings (uniform starts, hybrid loss, KL rule gated by lambda_PPO).
 COMMON_STUDENT = {
+    "policy.obs_normalization": True,
     "kind": "student",
     "distill.enabled": True,
     "sampling.adaptive": False,
@@ -65,15 +65,13 @@ COMMON_STUDENT = {
 class SmokeSize:
     motions: int  # `parkour mm synth --count`
     reference_s: float  # each reference cut to its first seconds: the toy task
-    teacher_config: str  # PHP's teacher: the php_teacher task's config (training/configs/)
-    student_config: str  # PHP's student: the php_student task's config
-    teacher: dict[str, Any]  # overrides of the config for the teachers of hil, hpl and llp (their own loops)
-    student: dict[str, Any]  # overrides for the students of hil, hpl and llp (on top of COMMON_STUDENT)
+    teacher_config: str  # PHP's teacher: the php_teacher task's config (training/configs/), LLP's too
+    student_config: str  # PHP's student: the php_student task's config, HIL's too
+    student: dict[str, Any]  # overrides of smoke_cpu.yaml for the students of hpl and llp (their own loops)
     student_size: StudentSize
     camera: CameraConfig  # raycast resolution (the policy image is always the bundle's 58x87)
     bptt_steps: int
     sim_active_s: float  # seconds the policy drives the simulated robot
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 SIZES: dict[str, SmokeSize] = {
@@ -82,7 +80,6 @@ SIZES: dict[str, SmokeSize] = {
         reference_s=1.0,
         teacher_config="php_teacher_tiny",
         student_config="php_student_tiny",
-        teacher={"run.max_iterations": 3, "run.save_interval": 3},
         student={"env.num_envs": 4, "run.max_iterations": 3, "run.save_interval": 3},
         student_size=STUDENT_SIZES["tiny"],
         camera=CameraConfig(width=29, height=20),
@@ -94,14 +91,6 @@ SIZES: dict[str, SmokeSize] = {
         reference_s=1.5,
         teacher_config="php_teacher",
         student_config="php_student",
-        teacher={
-            "env.num_envs": 32,
-            "ppo.num_steps_per_env": 24,
-            "ppo.num_epochs": 5,
-            "ppo.num_mini_batches": 4,
-            "run.max_iterations": 150,
-            "run.save_interval": 150,
-        },
         student={
             "env.num_envs": 16,
             "ppo.num_steps_per_env": 24,
@@ -125,11 +114,9 @@ SIM_ACTIVATE_AT_S = 3.0
 SIM_COMMAND = [0.5, 0.0, 0.0]
 
 
-def configs(config: Path, size: SmokeSize, seed: int) -> tuple[TrainConfig, TrainConfig]:
-    """The teacher's and the student's TrainConfig: the YAML plus this size's overrides."""
-    teacher = load_train_config(config, {**COMMON_TEACHER, **size.teacher, "run.seed": seed})
-    student = load_train_config(config, {**COMMON_TEACHER, **COMMON_STUDENT, **size.student, "run.seed": seed})
-    return teacher, student
+def method_student_config(config: Path, size: SmokeSize, seed: int) -> TrainConfig:
+    """HPL's and LLP's student TrainConfig: the YAML plus this size's overrides."""
+    return load_train_config(config, {**COMMON_STUDENT, **size.student, "run.seed": seed})
 
 
 def train_teacher_stage(

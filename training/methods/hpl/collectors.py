@@ -415,14 +415,14 @@ def bench_task(seed: int = 0, num_envs: int = 4, workdir: Path | None = None) ->
     from training.envs.privileged import privileged_size
     from training.methods.hpl.oracle import untrained_oracle
     from training.motion_matching.synth import synthesize
-    from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
+    from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, method_student_config
     from training.pipeline.teacher import toy_references
 
     preset = SIZES["tiny"]
     mm = Path(workdir or tempfile.mkdtemp(prefix="hpl_bench_")) / "mm"
     synthesize(preset.motions, seed, mm, None)
     references = toy_references(mm, preset.reference_s)
-    _, cfg = configs(DEFAULT_CONFIG, preset, seed)
+    cfg = method_student_config(DEFAULT_CONFIG, preset, seed)
     oracle = untrained_oracle(privileged_size(), 29, (64, 64), seed)
     import dataclasses
 

@@ -36,7 +36,7 @@ from training.configs.schema import load_train_config
 from training.envs.reference import Reference, Terrain
 from training.methods.hpl.task import path_of
 from training.methods.hpl.terrain import HURDLE_THICKNESS_M, KINDS, TerrainSpec, add_hfield, level_value, terrain_set
-from training.pipeline.smoke import DEFAULT_CONFIG, configs, stage_mm, stage_sim, train_teacher_stage
+from training.pipeline.smoke import DEFAULT_CONFIG, method_student_config, stage_mm, stage_sim, train_teacher_stage
 from training.pipeline.smoke import SIZES as PHP_SIZES
 from training.pipeline.teacher import Log, SkillReference
 
@@ -156,7 +156,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     levels = load_train_config(preset.oracle_config).hpl.levels
-    _, student_cfg = configs(
+    student_cfg = method_student_config(
         DEFAULT_CONFIG, dataclasses.replace(php, student={**php.student, "env.num_envs": preset.distill_envs}), seed
     )
     torch.manual_seed(seed)

@@ -29,10 +29,9 @@ from training.methods.llp.student import SIZES as LLP_SIZES
 from training.methods.llp.timing import LLPTiming
 from training.pipeline.smoke import (
     COMMON_STUDENT,
-    COMMON_TEACHER,
     DEFAULT_CONFIG,
     SIZES,
-    configs,
+    method_student_config,
     stage_mm,
     stage_sim,
     train_teacher_stage,
@@ -62,7 +61,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     before_s, after_s = AROUND_SKILL_S[size]
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    _, student_cfg = configs(DEFAULT_CONFIG, preset, seed)
+    student_cfg = method_student_config(DEFAULT_CONFIG, preset, seed)
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -125,7 +124,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "config": str(DEFAULT_CONFIG),
         "overrides": {
             "teacher": f"training/configs/{preset.teacher_config}.yaml",
-            "student": {**COMMON_TEACHER, **COMMON_STUDENT, **preset.student},
+            "student": {**COMMON_STUDENT, **preset.student},
         },
         "references": [
             {

@@ -12,7 +12,7 @@ from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
 from training.configs.schema import load_train_config
 from training.methods.llp.smoke import run_method_smoke
-from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, configs
+from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, method_student_config
 
 
 @pytest.mark.integration
@@ -21,7 +21,7 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     returned = run_method_smoke(out, "tiny", 0, True, log=lambda _: None)
     result = json.loads((out / "smoke.json").read_text())
     assert result["method"] == "llp" and result["bundle"] == returned["bundle"]
-    _, student_cfg = configs(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    student_cfg = method_student_config(DEFAULT_CONFIG, SIZES["tiny"], 0)
     teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     k = student_cfg.run.max_iterations
