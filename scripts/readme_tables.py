@@ -541,11 +541,11 @@ def h1_walk(result: dict[str, Any]) -> str:
         [f"training env: {env['robots']} H1s at {env['command'][0]:g} m/s for {env['seconds']:g} s",
          f"{env['fell']} fell" + (f"; the others {speed:.2f} m/s forward" if speed is not None else ""),
          "the bundle through the runtime's PolicyRunner"],
-        ["`parkour sim --robot h1`, scripted walk", f"**{graph['verdict']}**: "
+        ["`parkour sim --robot h1 --bundle h1_walk`, scripted walk", f"**{graph['verdict']}**: "
          + (f"fell at {graph['fell_at_s']:.1f} s" if graph["fell"] else "no fall")
          + f", {graph['forward_displacement_m']:.2f} m forward ({graph['distance_m']:.2f} m path)",
          (f"ACTIVE from {graph['active_from_s']:.1f} s" if graph["active_from_s"] is not None else "never ACTIVE")
-         + f"; modes {' -> '.join(graph['modes'])}"],
+         + "; " + "; ".join(f"{to} at {t:.1f} s ({why})" for t, to, why in graph["transitions"][3:])],
     ]  # fmt: skip
     return md_table(["", "result", "note"], rows)
 

@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = run["iterations"]
     modes = [t["to"] for t in sim["supervisor_transitions"]]
     graph = {
-        "command": f"parkour sim --robot h1 --bundle {args.run / 'bundle'} --script sim/scripts/h1_walk.yaml",
+        "command": f"parkour sim --robot h1 --bundle {sim['bundle']} --script sim/scripts/h1_walk.yaml",
+        "transitions": [[round(t["t"], 3), t["to"], t["reason"]] for t in sim["supervisor_transitions"]],
         "fell": sim["fell"],
         "fell_at_s": sim["fell_at_s"],
         "active_from_s": sim["active_from_s"],
