@@ -539,7 +539,7 @@ def h1_walk(result: dict[str, Any]) -> str:
         ["planar speed error (m/s), first / last 50", f"{first['speed_error_mps']:.2f} / {last['speed_error_mps']:.2f}",
          "commands vx -0.5..1, vy +-0.3, yaw +-0.5"],
         [f"training env: {env['robots']} H1s at {env['command'][0]:g} m/s for {env['seconds']:g} s",
-         f"{env['fell']} fell" + (f"; the others {speed:.2f} m/s forward" if speed is not None else ""),
+         f"{env['fell']} fell" + (f"; those up: {speed:.2f} m/s forward" if speed is not None else ""),
          "the bundle through the runtime's PolicyRunner"],
         ["`parkour sim --robot h1 --bundle h1_walk`, scripted walk", f"**{graph['verdict']}**: "
          + (f"fell at {graph['fell_at_s']:.1f} s" if graph["fell"] else "no fall")

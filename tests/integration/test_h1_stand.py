@@ -2,7 +2,7 @@
 and Cyclone DDS with the H1's unitree_go messages) stands up, stands on the floor and damps; and a G1
 bundle is refused on an H1 with a message naming both robots.
 
-There is no trained H1 policy: the H1 config has no bundle, so no policy node runs. Everything is
+No H1 policy walks yet: the H1 config has no bundle, so no policy node runs. Everything is
 judged from what the nodes wrote (supervisor transitions and counters, the bridge's ground truth).
 """
 
