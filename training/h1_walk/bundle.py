@@ -11,7 +11,6 @@ order, phase or an export error fails it; the bundle then has no manifest.
 from __future__ import annotations
 
 import dataclasses
-import json
 import warnings
 from pathlib import Path
 
@@ -66,25 +65,24 @@ def export_bundle(actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, con
             "command_ranges": {"vx": list(env.cfg.vx), "vy": list(env.cfg.vy), "yaw_rate": list(env.cfg.yaw_rate)},
         },
     )
-    error = runtime_error(actor, env, manifest, out_dir)
-    manifest = dataclasses.replace(manifest, provenance={**manifest.provenance, "runtime_target_error_rad": error})
+    write_manifest(out_dir, manifest)  # the runtime loads a whole bundle
+    error = runtime_error(actor, env, out_dir)
     if not error <= TARGET_TOLERANCE_RAD:
+        (out_dir / "manifest.json").unlink()
         raise BundleError(
             f"{out_dir}: the runtime's targets differ from training's by {error:.3g} rad "
             f"(tolerance {TARGET_TOLERANCE_RAD}); no manifest written"
         )
-    write_manifest(out_dir, manifest)
+    write_manifest(
+        out_dir, dataclasses.replace(manifest, provenance={**manifest.provenance, "runtime_target_error_rad": error})
+    )
     load_bundle(out_dir)
     return out_dir
 
 
-def runtime_error(actor: MLPModel, env: H1WalkEnv, manifest: Manifest, out_dir: Path) -> float:
+def runtime_error(actor: MLPModel, env: H1WalkEnv, bundle_dir: Path) -> float:
     """Largest target difference (rad) between the runtime on the bundle and training's env over a run."""
-    (out_dir / "manifest.json").write_text(json.dumps(manifest.to_dict()))  # the runner loads a whole bundle
-    try:
-        runtime = PolicyRunner(load_bundle(out_dir, env.robot))
-    finally:
-        (out_dir / "manifest.json").unlink()
+    runtime = PolicyRunner(load_bundle(bundle_dir, env.robot))
     cfg = dataclasses.replace(env.cfg, num_envs=1, nthread=1, push_interval_s=1e9, resample_s=1e9, zero_fraction=0.0)
     check = H1WalkEnv(cfg, env.robot)
     policy = actor.as_jit()  # the deterministic actor on a plain observation tensor, normalizer included

@@ -5,8 +5,8 @@
   and a real H1 runs), targets ``default_q + action_scale * a`` held for ``decimation`` steps.
 - **Observation**: parkour_core's terms (:data:`POLICY_TERMS`), built by ``build_observation`` over the
   whole batch, so the exported bundle sees on the robot what it saw here. The gait clock is the
-  runtime's (``parkour_core.gait.GaitClock``, one per environment): both feet advance by
-  2 pi dt / period, anti-phase, parked at pi while the command is zero. The critic also reads the
+  runtime's (``parkour_core.gait.GaitClock`` over the batch): both feet advance by 2 pi dt / period,
+  anti-phase, parked at pi while the command is zero. The critic also reads the
   base's linear velocity and height (:data:`CRITIC_EXTRA`).
 - **Command** (vx, vy, yaw rate) in the base frame, resampled every ``resample_s``, zero with
   probability ``zero_fraction``.
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from parkour_core.gait import STANDING_PHASE, START_PHASE
-from parkour_core.math3d import rotate_inverse
+from parkour_core.gait import GaitClock
+from parkour_core.math3d import projected_gravity, rotate_inverse
 from parkour_core.obs import ObsInput, ObsTerm, build_observation, observation_size
 from parkour_core.robots import H1, RobotSpec
 from training.envs.mujoco_cpu import BatchedMujoco
@@ -49,7 +49,6 @@ POLICY_TERMS = (
 CRITIC_EXTRA = 4  # base linear velocity (base frame, 3) and base height (1)
 ACTION_SCALE = 0.25
 ACTION_CLIP = 100.0
-STILL_COMMAND = 0.01  # GaitClock's threshold: below it in every axis the clock parks
 # A sole (its centre less its half height) this low is on the flat floor: a tilted box's edge touches first.
 CONTACT_HEIGHT_M = 0.02
 
@@ -106,7 +105,7 @@ class H1WalkEnv:
         n, a = self.num_envs, self.num_actions
         self.command = np.zeros((n, 3))
         self.command_age_s = np.zeros(n)
-        self.phase = np.tile(np.array(START_PHASE), (n, 1))
+        self.gait = GaitClock(cfg.gait_period_s, self.dt_s, batch=n)
         self.last_action = np.zeros((n, a))
         self.prev_action = np.zeros((n, a))
         self.steps = np.zeros(n, dtype=np.int64)
@@ -114,7 +113,7 @@ class H1WalkEnv:
         self.soft_min, self.soft_max = rewards.soft_limits(self.q_min, self.q_max)
         self.policy_size = observation_size(POLICY_TERMS)
         self.reset(np.arange(n))
-        self._advance_phase()  # the runtime's first tick advances the clock before it observes
+        self.gait.advance(self.command)  # the runtime's first tick advances the clock before it observes
 
     def close(self) -> None:
         self.sim.close()
@@ -132,7 +131,7 @@ class H1WalkEnv:
             self.sim.set_state(int(i), root, heading, q, zero, zero, np.zeros(self.num_actions))
         self.last_action[ids] = 0.0
         self.prev_action[ids] = 0.0
-        self.phase[ids] = START_PHASE  # GaitClock.reset
+        self.gait.reset(ids)
         self.steps[ids] = 0
         self.push_age_s[ids] = rng.uniform(0.0, c.push_interval_s, len(ids))
         self.resample(ids)
@@ -144,20 +143,6 @@ class H1WalkEnv:
         self.command[ids] = cmd
         self.command_age_s[ids] = 0.0
 
-    @staticmethod
-    def _still(command: F) -> NDArray[np.bool_]:
-        return np.all(np.abs(command) < STILL_COMMAND, axis=-1)
-
-    def _advance_phase(self) -> None:
-        """parkour_core.gait.GaitClock.advance for every environment at once, on the command it will observe."""
-        step = 2.0 * np.pi * self.dt_s / self.cfg.gait_period_s
-        advanced = np.fmod(self.phase + step + np.pi, 2.0 * np.pi) - np.pi
-        still = self._still(self.command)
-        was_standing = np.all(self.phase == STANDING_PHASE, axis=-1)
-        restart = ~still & was_standing
-        self.phase = np.where(still[:, None], STANDING_PHASE, advanced)
-        self.phase[restart] = START_PHASE
-
     # -- reading -----------------------------------------------------------------------------
 
     def state(self) -> rewards.State:
@@ -168,6 +153,7 @@ class H1WalkEnv:
             q=s.q,
             dq=s.dq,
             root_quat=root_quat,
+            gravity=projected_gravity(root_quat),
             base_lin_vel=rotate_inverse(root_quat, s.root_lin_vel_w),
             base_ang_vel=s.gyro,
             base_height_m=s.root_pos[:, 2],
@@ -180,7 +166,7 @@ class H1WalkEnv:
         o = ObsInput(
             q=st.q, dq=st.dq, quat_wxyz=st.root_quat, gyro=st.base_ang_vel, command=self.command,
             last_action=self.last_action, default_q=np.broadcast_to(self.default_q, st.q.shape),
-            gait_phase=self.phase,
+            gait_phase=self.gait.phase,
         )  # fmt: skip
         policy = build_observation(POLICY_TERMS, o)
         extra = np.concatenate([st.base_lin_vel, st.base_height_m[:, None]], axis=-1).astype(np.float32)
@@ -198,7 +184,7 @@ class H1WalkEnv:
 
     def context(self) -> rewards.Context:
         return rewards.Context(
-            command=self.command, gait_phase=self.phase, action=self.last_action, prev_action=self.prev_action,
+            command=self.command, gait_phase=self.gait.phase, action=self.last_action, prev_action=self.prev_action,
             default_q=self.default_q, soft_min=self.soft_min, soft_max=self.soft_max, hip_joints=self.hip_joints,
             base_height_target_m=self.standing_height_m,
         )  # fmt: skip
@@ -214,7 +200,7 @@ class H1WalkEnv:
         # The command and phase the action was chosen on.
         terms = rewards.terms(st, self.context())
         reward = rewards.total(terms, c.weights) * self.dt_s
-        tilt = np.arccos(np.clip(-rewards.gravity_z(st.root_quat), -1.0, 1.0))
+        tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))
         fell = (st.base_height_m < c.fall_height_m) | (tilt > c.fall_tilt_rad)
         timed_out = (self.steps >= self.max_episode_length) & ~fell
         done = fell | timed_out
@@ -228,5 +214,5 @@ class H1WalkEnv:
         if len(ids):
             self.reset(ids)
             st = self.state()
-        self._advance_phase()
+        self.gait.advance(self.command)  # on the command the next observation carries
         return self.observe(st), reward, done, info

@@ -54,16 +54,16 @@ def curve_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
     """The bundle on ROBOTS training-env H1s at EVAL_COMMAND for EVAL_S (PolicyRunner per robot)."""
     from parkour_core.bundle import load_bundle
-    from parkour_core.gait import START_PHASE
     from parkour_core.runner import PolicyRunner, RobotState
     from training.h1_walk.env import H1WalkConfig, H1WalkEnv
     from training.motion_matching import quat
 
     bundle = load_bundle(bundle_dir)
     m = bundle.manifest
+    vx, vy, yaw_rate = EVAL_COMMAND
     cfg = H1WalkConfig(
         num_envs=ROBOTS, seed=seed, gait_period_s=float(m.gait_period_s or 0.8), push_interval_s=1e9,
-        resample_s=1e9, zero_fraction=0.0, episode_s=EVAL_S + 1.0,
+        vx=(vx, vx), vy=(vy, vy), yaw_rate=(yaw_rate, yaw_rate), zero_fraction=0.0, episode_s=EVAL_S + 1.0,
         physics_dt_s=float(m.provenance.get("physics_dt_s", 0.005)),
     )  # fmt: skip
     env = H1WalkEnv(cfg)
@@ -73,9 +73,6 @@ def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
     yaw0 = quat.yaw(env.sim.root_quat)
     heading = np.stack([np.cos(yaw0), np.sin(yaw0)], axis=-1)
     try:
-        env.command[:] = EVAL_COMMAND
-        env.phase[:] = START_PHASE  # a fresh runner's clock, advanced once on the command, as its first tick
-        env._advance_phase()
         for _ in range(round(EVAL_S / env.dt_s)):
             st = env.state()
             actions = np.zeros((ROBOTS, env.num_actions))
@@ -85,7 +82,6 @@ def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
                 actions[i] = (targets - env.default_q) / m.action_scale
             _, _, _, info = env.step(actions)
             fell |= info["fell"]  # a fallen robot is reset by the env and counted as fallen
-            env.command[:] = EVAL_COMMAND
         forward = np.sum((env.sim.root_pos[:, :2] - start) * heading, axis=-1)
     finally:
         env.close()

@@ -16,8 +16,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from parkour_core.math3d import rotate_inverse
-
 F = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
@@ -51,6 +49,7 @@ class State:
     q: F
     dq: F
     root_quat: F
+    gravity: F  # gravity's direction in the base frame (parkour_core.math3d.projected_gravity): (0, 0, -1) upright
     base_lin_vel: F
     base_ang_vel: F
     base_height_m: F
@@ -78,17 +77,11 @@ def soft_limits(q_min: F, q_max: F, fraction: float = SOFT_LIMIT_FRACTION) -> tu
     return middle - fraction * half, middle + fraction * half
 
 
-def gravity_z(root_quat: F) -> F:
-    """The body-frame z of gravity's direction: -1 upright."""
-    return rotate_inverse(root_quat, np.array([0.0, 0.0, -1.0]))[..., 2]
-
-
 def swinging(gait_phase: F) -> NDArray[np.bool_]:
     return np.cos(gait_phase) > SWING_COS
 
 
 def terms(st: State, ctx: Context) -> dict[str, F]:
-    gravity = rotate_inverse(st.root_quat, np.array([0.0, 0.0, -1.0]))
     swing = swinging(ctx.gait_phase)
     lifted_error = (st.foot_height_m - SWING_HEIGHT_M) ** 2 * (swing & ~st.foot_contact)
     over = np.maximum(st.q - ctx.soft_max, 0.0) + np.maximum(ctx.soft_min - st.q, 0.0)
@@ -97,7 +90,7 @@ def terms(st: State, ctx: Context) -> dict[str, F]:
         "ang_vel": np.exp(-((ctx.command[:, 2] - st.base_ang_vel[:, 2]) ** 2) / TRACKING_SIGMA2),
         "lin_vel_z": st.base_lin_vel[:, 2] ** 2,
         "ang_vel_xy": np.sum(st.base_ang_vel[:, :2] ** 2, axis=-1),
-        "orientation": np.sum(gravity[:, :2] ** 2, axis=-1),
+        "orientation": np.sum(st.gravity[:, :2] ** 2, axis=-1),
         "base_height": (st.base_height_m - ctx.base_height_target_m) ** 2,
         "action_rate": np.sum((ctx.action - ctx.prev_action) ** 2, axis=-1),
         "dof_vel": np.sum(st.dq**2, axis=-1),

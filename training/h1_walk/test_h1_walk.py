@@ -10,7 +10,7 @@ import pytest
 
 from parkour_core.gait import GaitClock
 from training.h1_walk import rewards
-from training.h1_walk.env import H1WalkConfig, H1WalkEnv
+from training.h1_walk.env import POLICY_TERMS, H1WalkConfig, H1WalkEnv
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +21,20 @@ def env():
 
 
 def test_the_gait_clock_of_every_environment_is_the_runtimes(env):
-    commands = [np.array([0.5, 0.0, 0.0])] * 7 + [np.zeros(3)] * 3 + [np.array([0.0, 0.0, 0.3])] * 5
+    """The phase each robot observes is what the runtime's clock gives for the same commands, stop included."""
+    start = sum(t.dims for t in POLICY_TERMS[: [t.name for t in POLICY_TERMS].index("sin_phase")])
+    env.reset(np.arange(env.num_envs))
+    env.command[:] = [0.5, 0.0, 0.0]
+    env.gait.advance(env.command)  # as at construction: the first observation's phase
     clock = GaitClock(env.cfg.gait_period_s, env.dt_s)
-    env.phase[:] = np.array((0.0, np.pi))  # both reset, as a fresh GaitClock
+    clock.advance(np.array([0.5, 0.0, 0.0]))
+    commands = [np.array([0.5, 0.0, 0.0])] * 7 + [np.zeros(3)] * 3 + [np.array([0.0, 0.0, 0.3])] * 5
     for command in commands:
         env.command[:] = command
-        env._advance_phase()
+        obs, _, done, _ = env.step(np.zeros((env.num_envs, env.num_actions)))
         expected = clock.advance(command)
-        assert np.allclose(env.phase, expected), (command, env.phase[0], expected)
+        assert not done.any()
+        np.testing.assert_allclose(obs["policy"][:, start : start + 2], np.tile(np.sin(expected), (3, 1)), atol=1e-6)
 
 
 def test_standing_means_both_feet_down_and_walking_alternates_them():
@@ -42,6 +48,7 @@ def test_standing_means_both_feet_down_and_walking_alternates_them():
 def _state(n: int, **changes) -> rewards.State:
     st = rewards.State(
         q=np.zeros((n, 2)), dq=np.zeros((n, 2)), root_quat=np.tile([1.0, 0, 0, 0], (n, 1)),
+        gravity=np.tile([0.0, 0.0, -1.0], (n, 1)),
         base_lin_vel=np.zeros((n, 3)), base_ang_vel=np.zeros((n, 3)), base_height_m=np.full(n, 1.0),
         foot_height_m=np.zeros((n, 2)), foot_contact=np.ones((n, 2), dtype=bool),
     )  # fmt: skip

@@ -11,28 +11,42 @@ START_PHASE = (0.0, np.pi)
 
 
 class GaitClock:
-    """Advances each foot's phase by 2 pi dt / period; parks both at pi while the command is ~zero."""
+    """Advances each foot's phase by 2 pi dt / period; parks both at pi while the command is ~zero.
 
-    def __init__(self, period_s: float, dt_s: float, still_threshold: float = 0.01) -> None:
+    ``batch``: clocks for that many robots at once (a training env's), phases [batch, 2] and commands
+    [batch, 3]; ``None``: the robot's one clock, phases [2] and a command [3].
+    """
+
+    def __init__(self, period_s: float, dt_s: float, still_threshold: float = 0.01, batch: int | None = None) -> None:
         if period_s <= 0 or dt_s <= 0:
             raise ValueError(f"gait period ({period_s}) and control dt ({dt_s}) must be positive")
         self.step_rad = 2.0 * np.pi * dt_s / period_s
         self.still_threshold = still_threshold
-        self.phase = np.array(START_PHASE)
-        self.standing = False
+        shape = () if batch is None else (batch,)
+        self.phase: FloatArray = np.broadcast_to(np.array(START_PHASE), (*shape, 2)).copy()
+        self._standing = np.zeros(shape, dtype=bool)
 
-    def reset(self) -> None:
-        self.phase = np.array(START_PHASE)
-        self.standing = False
+    @property
+    def standing(self) -> bool:
+        """The one clock is parked (a batch: every clock is)."""
+        return bool(np.all(self._standing))
+
+    def reset(self, ids: np.ndarray | None = None) -> None:
+        """Back to the start phase; ``ids``: only those robots of a batch."""
+        where = ... if ids is None else ids
+        self.phase[where] = START_PHASE
+        self._standing[where] = False
 
     def advance(self, command: FloatArray) -> FloatArray:
         """Phase to observe on the next tick, given the command in force now."""
-        self.phase = np.fmod(self.phase + self.step_rad + np.pi, 2.0 * np.pi) - np.pi
-        still = np.linalg.norm(command[:2]) < self.still_threshold and abs(command[2]) < self.still_threshold
-        if still:
-            self.phase = np.full(2, STANDING_PHASE)
-            self.standing = True
-        elif self.standing:
-            self.phase = np.array(START_PHASE)
-            self.standing = False
+        advanced = np.fmod(self.phase + self.step_rad + np.pi, 2.0 * np.pi) - np.pi
+        command = np.asarray(command)
+        still = (np.linalg.norm(command[..., :2], axis=-1) < self.still_threshold) & (
+            np.abs(command[..., 2]) < self.still_threshold
+        )
+        restart = ~still & self._standing
+        self.phase = np.where(
+            still[..., None], STANDING_PHASE, np.where(restart[..., None], np.array(START_PHASE), advanced)
+        )
+        self._standing = np.array(still)
         return self.phase

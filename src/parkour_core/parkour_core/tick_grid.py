@@ -2,10 +2,8 @@
 
 One grid serves both sides of the lockstep: a node's :class:`~parkour_core.ros_process.PeriodicTick`
 ticks on it, and the simulator holds sim time at the steps that reach it until the node has answered.
-Built apart, the two disagreed about the first tick (the simulator expected a policy tick at 0 s that
-the node, ticking first at one period, never ran): the simulator waited its whole silence timeout for
-an answer that could not come, then ran on without the policy until its first targets were heard, and
-on a busy host the policy missed a /clock in that window and ticked 6 ms late.
+The two must agree on every tick, the first included: a tick the simulator waits for and the node
+never runs stalls the lockstep until the simulator gives up on the node.
 """
 
 from __future__ import annotations
