@@ -2,7 +2,8 @@
 
 - **Robot**: ``sim/robots/h1`` through :class:`~training.envs.mujoco_cpu.BatchedMujoco`, PD at every
   physics step with the H1 deployers' gains (``parkour_core.robots.h1``: the gains the bundle carries
-  and a real H1 runs), targets ``default_q + action_scale * a`` held for ``decimation`` steps.
+  and a real H1 runs), targets ``default_q + action_scale * a`` held for ``decimation`` steps and
+  clamped as the supervisor clamps them (``joint_margin_rad`` inside the joint limits).
 - **Observation**: parkour_core's terms (:data:`POLICY_TERMS`), built by ``build_observation`` over the
   whole batch, so the exported bundle sees on the robot what it saw here. The gait clock is the
   runtime's (``parkour_core.gait.GaitClock`` over the batch): both feet advance by 2 pi dt / period,
@@ -11,8 +12,10 @@
 - **Command** (vx, vy, yaw rate) in the base frame, resampled every ``resample_s``, zero with
   probability ``zero_fraction``.
 - **Reward**: a sum of small terms (:mod:`training.h1_walk.rewards`), each weight times dt.
-- **Episodes** end at a fall (base below ``fall_height_m`` or tilted past ``fall_tilt_rad``) or time out
-  at ``episode_s``; reset to the default pose with joint noise and a random heading.
+- **Episodes** end at a fall (base below ``fall_height_m`` or tilted past ``fall_tilt_rad``), at targets
+  the supervisor would refuse (past a joint limit by more than ``target_limit_tolerance_rad``: on the
+  robot that policy leaves ACTIVE), or time out at ``episode_s``; reset to the default pose with joint
+  noise and a random heading.
 - **Pushes**: a base velocity kick of up to ``push_vel_mps`` every ``push_interval_s``.
 """
 
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from parkour_core.config import SupervisorConfig
 from parkour_core.gait import GaitClock
 from parkour_core.math3d import projected_gravity, rotate_inverse
 from parkour_core.obs import ObsInput, ObsTerm, build_observation, observation_size
@@ -51,6 +55,8 @@ ACTION_SCALE = 0.25
 ACTION_CLIP = 100.0
 # A sole (its centre less its half height) this low is on the flat floor: a tilted box's edge touches first.
 CONTACT_HEIGHT_M = 0.02
+# The supervisor's own defaults: where it clamps targets, and past which it refuses the policy.
+SUPERVISOR = SupervisorConfig()
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,7 @@ class H1WalkEnv:
         self.gait = GaitClock(cfg.gait_period_s, self.dt_s, batch=n)
         self.last_action = np.zeros((n, a))
         self.prev_action = np.zeros((n, a))
+        self.target_excess = np.zeros((n, a))
         self.steps = np.zeros(n, dtype=np.int64)
         self.push_age_s = np.zeros(n)
         self.soft_min, self.soft_max = rewards.soft_limits(self.q_min, self.q_max)
@@ -185,8 +192,8 @@ class H1WalkEnv:
     def context(self) -> rewards.Context:
         return rewards.Context(
             command=self.command, gait_phase=self.gait.phase, action=self.last_action, prev_action=self.prev_action,
-            default_q=self.default_q, soft_min=self.soft_min, soft_max=self.soft_max, hip_joints=self.hip_joints,
-            base_height_target_m=self.standing_height_m,
+            target_excess=self.target_excess, default_q=self.default_q, soft_min=self.soft_min,
+            soft_max=self.soft_max, hip_joints=self.hip_joints, base_height_target_m=self.standing_height_m,
         )  # fmt: skip
 
     def step(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict]:
@@ -194,7 +201,10 @@ class H1WalkEnv:
         actions = np.clip(actions, -ACTION_CLIP, ACTION_CLIP)
         self.prev_action, self.last_action = self.last_action, actions.copy()
         self._push()
-        self.sim.step(self.default_q + ACTION_SCALE * actions)
+        targets = self.default_q + ACTION_SCALE * actions
+        self.target_excess = np.maximum(np.maximum(self.q_min - targets, targets - self.q_max), 0.0)
+        margin = SUPERVISOR.joint_margin_rad
+        self.sim.step(np.clip(targets, self.q_min + margin, self.q_max - margin))
         self.steps += 1
         st = self.state()
         # The command and phase the action was chosen on.
@@ -202,10 +212,11 @@ class H1WalkEnv:
         reward = rewards.total(terms, c.weights) * self.dt_s
         tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))
         fell = (st.base_height_m < c.fall_height_m) | (tilt > c.fall_tilt_rad)
-        timed_out = (self.steps >= self.max_episode_length) & ~fell
-        done = fell | timed_out
-        info = {"time_outs": timed_out, "fell": fell, "terms": terms, "speed": st.base_lin_vel[:, :2].copy(),
-                "command": self.command.copy()}  # fmt: skip
+        refused = self.target_excess.max(axis=-1) > SUPERVISOR.target_limit_tolerance_rad
+        timed_out = (self.steps >= self.max_episode_length) & ~fell & ~refused
+        done = fell | refused | timed_out
+        info = {"time_outs": timed_out, "fell": fell, "refused": refused, "terms": terms,
+                "speed": st.base_lin_vel[:, :2].copy(), "command": self.command.copy()}  # fmt: skip
         self.command_age_s += self.dt_s
         due = np.flatnonzero((self.command_age_s >= c.resample_s) & ~done)
         if len(due):

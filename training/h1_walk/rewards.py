@@ -7,6 +7,11 @@ splayed hips, a bonus for being alive, for each foot in contact exactly when its
 and a penalty on a swing foot that is not lifted to ``SWING_HEIGHT_M``. A foot swings while
 ``cos(phase) > SWING_COS``: 47 % of the cycle, so each stride has two short double supports and a
 standing clock (both phases parked at pi) means both feet down.
+
+One term is ours: ``target_limits`` penalises the policy's targets past the hard joint limits. The
+supervisor clamps such targets and takes a policy whose targets pass a limit by more than its tolerance
+out of ACTIVE; the env ends that episode (:mod:`training.h1_walk.env`), and this term is the slope
+towards that cliff.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class Weights:
     action_rate: float = -0.01
     dof_vel: float = -1e-3
     dof_pos_limits: float = -5.0
+    target_limits: float = -2.0
     hip_pos: float = -1.0
     alive: float = 0.15
     contact: float = 0.18
@@ -65,6 +71,7 @@ class Context:
     gait_phase: F
     action: F
     prev_action: F
+    target_excess: F  # (N, joints): how far each policy target lies past its hard joint limit (0 inside)
     default_q: F
     soft_min: F
     soft_max: F
@@ -95,6 +102,7 @@ def terms(st: State, ctx: Context) -> dict[str, F]:
         "action_rate": np.sum((ctx.action - ctx.prev_action) ** 2, axis=-1),
         "dof_vel": np.sum(st.dq**2, axis=-1),
         "dof_pos_limits": np.sum(over, axis=-1),
+        "target_limits": np.sum(ctx.target_excess, axis=-1),
         "hip_pos": np.sum((st.q - ctx.default_q)[:, ctx.hip_joints] ** 2, axis=-1),
         "alive": np.ones(len(st.q)),
         "contact": np.sum(st.foot_contact == ~swing, axis=-1).astype(np.float64),

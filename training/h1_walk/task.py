@@ -20,6 +20,7 @@ import torch
 from numpy.typing import NDArray
 from rsl_rl.models import MLPModel
 
+from parkour_core.paths import repo_root
 from training.configs.schema import TrainConfig
 from training.h1_walk.bundle import export_bundle
 from training.h1_walk.env import H1WalkConfig, H1WalkEnv
@@ -27,6 +28,7 @@ from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
 
 BUNDLE_DIR = "bundle"
+REPO = repo_root()
 
 
 def env_config(cfg: TrainConfig) -> H1WalkConfig:
@@ -70,6 +72,7 @@ class H1WalkTask:
         ids = np.flatnonzero(done)
         if len(ids):
             self._fell += int(info["fell"][ids].sum())
+            self._refused += int(info["refused"][ids].sum())
             self._finished_returns += self._returns[ids].tolist()
             self._returns[ids] = 0.0
         self._speed_errors.append(float(np.mean(np.linalg.norm(info["speed"] - info["command"][:, :2], axis=-1))))
@@ -89,6 +92,7 @@ class H1WalkTask:
         self._commands: list[float] = []
         self._finished_returns: list[float] = []
         self._fell = 0
+        self._refused = 0
 
     def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
         pass
@@ -100,6 +104,7 @@ class H1WalkTask:
             "episode_length_s": row.get("mean_episode_length", float("nan")) * self.dt_s,
             "episodes": ended,
             "fell_fraction": self._fell / ended if ended else 0.0,
+            "refused_fraction": self._refused / ended if ended else 0.0,
             "speed_error_mps": float(np.mean(self._speed_errors)),
             "forward_speed_mps": float(np.mean(self._speeds)),
             "command_vx_mps": float(np.mean(self._commands)),
@@ -114,6 +119,8 @@ class H1WalkTask:
 
     def initialize(self, runner: Runner) -> None:
         torch.manual_seed(self.cfg.run.seed)
+        if self.cfg.run.init:  # an earlier h1_walk run's model_latest.pt: its weights, normalizers and optimizer
+            runner.load(str(REPO / self.cfg.run.init))
 
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         actor = runner.alg.get_policy()

@@ -37,6 +37,26 @@ def test_the_gait_clock_of_every_environment_is_the_runtimes(env):
         np.testing.assert_allclose(obs["policy"][:, start : start + 2], np.tile(np.sin(expected), (3, 1)), atol=1e-6)
 
 
+def test_targets_are_clamped_as_the_supervisor_clamps_and_those_it_refuses_end_the_episode(env):
+    """Robot 0 asks 0.45 rad past a joint's upper limit (clamped, kept), robot 1 0.55 rad (refused: on the
+    robot the supervisor would take it out of ACTIVE), robot 2 the default pose."""
+    from training.h1_walk.env import ACTION_SCALE, SUPERVISOR
+
+    assert SUPERVISOR.target_limit_tolerance_rad == 0.5
+    env.reset(np.arange(env.num_envs))
+    joint = 0
+    actions = np.zeros((env.num_envs, env.num_actions))
+    for i, past in enumerate((0.45, 0.55)):
+        actions[i, joint] = (env.q_max[joint] + past - env.default_q[joint]) / ACTION_SCALE
+    _, _, done, info = env.step(actions)
+    applied = env.sim.datas[0].ctrl[env.sim.actuators]  # robot 1 is reset already
+    assert applied[joint] == pytest.approx(env.q_max[joint] - SUPERVISOR.joint_margin_rad)
+    assert info["refused"].tolist() == [False, True, False] and done.tolist() == [False, True, False]
+    assert not info["fell"].any() and not info["time_outs"].any()
+    penalty = rewards.terms(env.state(), env.context())["target_limits"]
+    assert penalty[0] == pytest.approx(0.45) and penalty[2] == 0.0
+
+
 def test_standing_means_both_feet_down_and_walking_alternates_them():
     assert not rewards.swinging(np.full((1, 2), np.pi)).any()
     phases = np.linspace(-np.pi, np.pi, 200, endpoint=False)
@@ -58,7 +78,8 @@ def _state(n: int, **changes) -> rewards.State:
 def _context(n: int, **changes) -> rewards.Context:
     ctx = rewards.Context(
         command=np.zeros((n, 3)), gait_phase=np.full((n, 2), np.pi), action=np.zeros((n, 2)),
-        prev_action=np.zeros((n, 2)), default_q=np.zeros(2), soft_min=np.full(2, -1.0), soft_max=np.full(2, 1.0),
+        prev_action=np.zeros((n, 2)), target_excess=np.zeros((n, 2)), default_q=np.zeros(2),
+        soft_min=np.full(2, -1.0), soft_max=np.full(2, 1.0),
         hip_joints=np.array([0]), base_height_target_m=1.0,
     )  # fmt: skip
     return dataclasses.replace(ctx, **changes)

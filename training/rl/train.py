@@ -83,7 +83,14 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
     ],
     "h1_walk": [
         ("episode return", [("episode_return", "finished episodes")]),
-        ("episodes", [("episode_length_s", "length (s)"), ("fell_fraction", "ended by a fall")]),
+        (
+            "episodes",
+            [
+                ("episode_length_s", "length (s)"),
+                ("fell_fraction", "ended by a fall"),
+                ("refused_fraction", "ended at refused targets"),
+            ],
+        ),
         (
             "velocity (m/s)",
             [
