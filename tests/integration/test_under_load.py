@@ -4,8 +4,8 @@ A process started here keeps one of the machine's cores busy while a 60 s `parko
 demo's walk and turn, then standing, with the depth-reading bundle and the simulated camera). The
 simulator holds sim time at each supervisor and policy tick until that node has answered, so the
 load may stretch wall time but must not make the robot fall, must not take it out of ACTIVE for
-staleness, and must not make the simulated robot miss a policy target on the sim clock. Nothing
-here is timed.
+staleness, must not make the simulated robot miss a policy target on the sim clock, and must not let
+the supervisor act on targets older than one policy period of sim time. Nothing here is timed.
 """
 
 import json
@@ -41,6 +41,8 @@ def test_a_busy_core_slows_the_simulation_but_the_robot_walks_on(tmp_path, domai
     assert reasons == ["stand up requested", "stand-up complete", "activate requested"], reasons
     assert not STALENESS & set(reasons)
     assert supervisor["final_mode"] == "ACTIVE"
+    # In ACTIVE the supervisor used the targets of the last policy tick before each of its ticks (sim time).
+    assert supervisor["target_age_ms"]["max"] <= 20.0 + 0.01, supervisor["target_age_ms"]
     # The simulated robot got a target every 20 ms of sim time, whatever the host did.
     late = [(tick, period) for tick, period in zip(policy["period_ticks"], policy["periods_ms"], strict=True)
             if period > 20.0 + 1e-6]  # fmt: skip

@@ -33,8 +33,7 @@ import yaml
 
 from parkour_bringup.bundle_faults import nan_when_moving
 from parkour_bringup.graph import GraphError, run_sim_graph
-from parkour_core.bundle import read_manifest
-from parkour_core.bundles import resolve_bundle
+from parkour_core.bundles import policy_period_s, resolve_bundle
 from parkour_core.config import StackConfig, load_config
 from parkour_core.paths import config_dir
 
@@ -81,7 +80,7 @@ class Run:
 
     @property
     def policy_period_s(self) -> float:
-        return 1.0 / read_manifest(resolve_bundle(self.cfg.policy.bundle)).policy_hz
+        return policy_period_s(self.cfg.policy.bundle)
 
     def bridge_fault_start(self, name: str) -> float | None:
         starts = [f["t"] for f in self.bridge.get("faults", {}).get("triggered", []) if f["fault"] == name]

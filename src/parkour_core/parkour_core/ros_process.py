@@ -95,6 +95,15 @@ def spin_node(node: Any, on_exit: Callable[[], None], executor: Any = None) -> N
         shutdown_rclpy()
 
 
+def take_now(subscription: Any) -> Any | None:
+    """The next message waiting on ``subscription``, taken here instead of by the executor (None: none
+    waits). For a callback that must wait for a message its own executor would deliver only after the
+    callback returns; the executor then finds nothing to take."""
+    with subscription.handle:
+        taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+    return None if taken is None else taken[0]
+
+
 def shutdown_rclpy() -> None:
     import rclpy
 

@@ -8,6 +8,8 @@ never runs stalls the lockstep until the simulator gives up on the node.
 
 from __future__ import annotations
 
+import math
+
 
 class TickGrid:
     """Due times ``first_s + k period_s``; :meth:`reached` names the one a clock reading reaches.
@@ -36,3 +38,10 @@ class TickGrid:
         due = self.next_s + self.period_s * ((t_s + self.tolerance_s - self.next_s) // self.period_s)
         self.next_s = due + self.period_s
         return due
+
+
+def sim_tick_before(t_s: float, period_s: float, tolerance_s: float = 1e-6) -> float | None:
+    """The latest tick of a sim-time grid (:meth:`TickGrid.on_sim_time`: period, 2 period, ...) before
+    ``t_s`` (a tick within ``tolerance_s`` of ``t_s`` is at it, not before); None before the first."""
+    k = math.ceil((t_s - tolerance_s) / period_s) - 1
+    return k * period_s if k >= 1 else None

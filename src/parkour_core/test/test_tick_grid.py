@@ -1,6 +1,8 @@
 """The tick grid both sides of the lockstep share: a node ticks on it, the simulator holds sim time at it."""
 
-from parkour_core.tick_grid import TickGrid
+import pytest
+
+from parkour_core.tick_grid import TickGrid, sim_tick_before
 
 
 def reached_over(grid: TickGrid, step_s: float, steps: int) -> dict[float, float]:
@@ -26,3 +28,21 @@ def test_a_steady_clock_grid_starts_at_its_first_reading():
     assert grid.reached(1234.51) is None  # a fire before the next due time (a burst after an overrun)
     due = grid.reached(1234.52)
     assert due is not None and abs(due - 1234.52) < 1e-9
+
+
+def test_the_policy_tick_before_a_supervisor_tick_is_the_last_one_strictly_before_it():
+    """A supervisor tick at a policy tick's time is owed the tick before (the policy computes meanwhile);
+    5 ms later it is owed that policy tick's targets."""
+    period = 0.02
+    assert sim_tick_before(0.02, period) is None  # the policy's first tick is at 20 ms
+    assert sim_tick_before(0.025, period) == pytest.approx(0.02)
+    assert sim_tick_before(0.04, period) == pytest.approx(0.02)
+    assert sim_tick_before(0.0400000001, period) == pytest.approx(0.02)  # at it, within the tolerance
+    assert sim_tick_before(0.045, period) == pytest.approx(0.04)
+    assert sim_tick_before(6.565, period) == pytest.approx(6.56)
+    # every supervisor tick of a 200 Hz grid is owed a due time of the policy's grid, never its own time
+    for k in range(5, 2000):
+        t = k * 0.005
+        owed = sim_tick_before(t, period)
+        assert owed is not None and t - period - 1e-9 <= owed < t - 1e-6
+        assert abs(owed / period - round(owed / period)) < 1e-6

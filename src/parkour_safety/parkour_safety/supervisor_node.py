@@ -41,12 +41,13 @@ from pathlib import Path
 
 import numpy as np
 
+from parkour_core.bundles import policy_period_s
 from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
+from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node, take_now
 from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import CpuMeter, Samples, histogram_ms, summary_ms, write_json
 from parkour_core.supervisor_core import (
@@ -59,6 +60,7 @@ from parkour_core.supervisor_core import (
 )
 from parkour_core.supervisor_setup import StartupError, build_core
 from parkour_core.teleop import remote_joy
+from parkour_core.tick_grid import sim_tick_before
 from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, decode_tick_inputs
 from parkour_core.unitree import LowStateView, lowstate_capture_time, message_types, parse_wireless_remote
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
@@ -75,6 +77,14 @@ TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50
 # the robot config's lowstate timeout. A lowstate that does not come (a stalled simulator, the fault
 # suite's lowstate stall) still ages in sim time as on the robot, one wait per tick.
 SIM_LOWSTATE_WAIT_S = 0.05
+# The same for the policy: the simulator holds sim time at each policy tick until it has that tick's
+# targets, but its copy, not this process's. On a busy host this process read a tick's NaN targets four
+# of its ticks late (20 ms of sim time the robot would not lose), so on sim time a tick takes the
+# targets of the last policy tick before it, waiting this long (wall) for them. A policy that does not
+# answer (a dead one) is waited for once; after that its targets age in sim time, as on the robot,
+# until it publishes again.
+SIM_TARGETS_WAIT_S = 0.2
+TARGET_STAMP_TOLERANCE_S = 1e-4  # a policy tick's stamp is the /clock it ticked on: its due time
 
 
 class SingleWriterError(StartupError):
@@ -144,7 +154,7 @@ class Supervisor:
         self._Joy = Joy
         self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
-        self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        self.targets_sub = self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
         # The policy's per-tick inputs name the depth frame behind each tick's targets: with them the
         # supervisor measures depth exposure -> lowcmd write per command (the stack's end-to-end latency).
         self.node.create_subscription(Float64MultiArray, TICK_INPUTS_TOPIC, self._on_tick_inputs, 10)
@@ -204,6 +214,10 @@ class Supervisor:
         sim_time = bool(self.node.get_parameter("use_sim_time").value)
         self.on_sim_time = sim_time
         self.lowstate_waits = 0  # sim-time ticks that waited for their lowstate (and found it)
+        self.policy_period_s = policy_period_s(cfg.policy.bundle) if cfg.policy.bundle else None
+        self.policy_answers = False  # targets came since the last wait that gave up
+        self.target_waits = 0  # sim-time ticks that waited for their policy tick's targets (and had them)
+        self.target_waits_gave_up = 0
         self.ticker = PeriodicTick(self.node, 1.0 / s.rate_hz, self.tick, sim_time)
         self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
         fallback = self.core.fallback
@@ -228,7 +242,7 @@ class Supervisor:
             else:
                 self.pending.append((request, "service"))
             if request in (None, Request.DAMP):
-                self.tick(await_lowstate=False)  # e-stop and damp act now, not at the next timer tick
+                self.tick(await_inputs=False)  # e-stop and damp act now, not at the next timer tick
             response.success = True
             response.message = f"{name} requested in {before.value}; now {self.core.mode.value}"
             return response
@@ -248,6 +262,7 @@ class Supervisor:
                 throttle_duration_sec=5.0,
             )
         self.targets = PolicyTargets(np.asarray(msg.position, dtype=np.float64), _stamp_s(msg.header.stamp), bundle)
+        self.policy_answers = True
         self.targets_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
     def _on_tick_inputs(self, msg) -> None:
@@ -286,7 +301,7 @@ class Supervisor:
         buttons = frozenset(i for i, b in enumerate(msg.buttons) if b)
         self.gamepad = GamepadReading(buttons, self._now())
         if self.core.settings.gamepad.estop_held(buttons) and self.core.mode is not Mode.DAMP:
-            self.tick(await_lowstate=False)  # the e-stop acts now, not at the next timer tick
+            self.tick(await_inputs=False)  # the e-stop acts now, not at the next timer tick
 
     def _publish_remote(self, remote, now: float) -> None:
         """At most REMOTE_HZ: lowstate arrives at 500 Hz, the sticks are wanted at the command rate."""
@@ -326,18 +341,42 @@ class Supervisor:
                 return data
         return None
 
-    def tick(self, await_lowstate: bool = True) -> None:
-        """``await_lowstate``: on sim time, wait for this tick's lowstate (timer ticks; an e-stop acts at once)."""
+    def _await_targets(self, now: float) -> None:
+        """On sim time: until the targets of the last policy tick before ``now`` are here (SIM_TARGETS_WAIT_S)."""
+        if self.policy_period_s is None or self.targets is None or not self.policy_answers:
+            return
+        due = sim_tick_before(now, self.policy_period_s, TARGET_STAMP_TOLERANCE_S)
+        if due is None or self.targets.stamp_s >= due - TARGET_STAMP_TOLERANCE_S:
+            return
+        deadline = time.perf_counter() + SIM_TARGETS_WAIT_S
+        while time.perf_counter() < deadline:
+            msg = take_now(self.targets_sub)
+            if msg is None:
+                time.sleep(0.0002)
+                continue
+            self._on_targets(msg)
+            if self.targets.stamp_s >= due - TARGET_STAMP_TOLERANCE_S:
+                self.target_waits += 1
+                return
+        self.target_waits_gave_up += 1
+        self.policy_answers = False
+
+    def tick(self, await_inputs: bool = True) -> None:
+        """``await_inputs``: on sim time, wait for this tick's lowstate and policy targets (timer ticks; an
+        e-stop acts at once)."""
         now = self._now()
         wall = time.perf_counter()
         if self._last_tick_wall is not None:
             self.tick_wall.append(wall - self._last_tick_wall)
         self._last_tick_wall = wall
 
+        taken = wall  # the callback's costs leave the waits out: sim time stands through them
+        if await_inputs and self.on_sim_time:
+            self._await_targets(now)
+            taken = time.perf_counter()
         data = self.lowstate_reader.take_latest_bytes()
-        taken = wall  # the callback's costs leave the wait out: sim time stands through it
-        if data is None and await_lowstate and self.on_sim_time and self.view is not None:
-            data = self._await_lowstate(wall + SIM_LOWSTATE_WAIT_S)
+        if data is None and await_inputs and self.on_sim_time and self.view is not None:
+            data = self._await_lowstate(time.perf_counter() + SIM_LOWSTATE_WAIT_S)
             taken = time.perf_counter()
         if data is not None:
             self.view = self.state_wire.decode(data)
@@ -472,6 +511,8 @@ class Supervisor:
                 "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
                 "lowstate_waits_sim_time": self.lowstate_waits,
+                "target_waits_sim_time": self.target_waits,
+                "target_waits_gave_up_sim_time": self.target_waits_gave_up,
                 "tick_period_wall_hist": histogram_ms(self.tick_wall),
                 "tick_compute_wall_ms": summary_ms(self.tick_compute),
                 "callbacks_ms": {

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parkour_core.bundle import read_manifest
-from parkour_core.bundles import resolve_bundle
+from parkour_core.bundles import policy_period_s
 from parkour_core.config import BRIDGE_FAULTS, StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
@@ -150,7 +149,7 @@ class MujocoBridge:
         # below the real period and hold the clock short of the policy's next tick (a deadlock).
         # No policy.bundle (a robot without a trained policy): no policy to wait for, no lockstep.
         bundle = cfg.policy.bundle
-        self.policy_period_s = 1.0 / read_manifest(resolve_bundle(bundle)).policy_hz if bundle else float("inf")
+        self.policy_period_s = policy_period_s(bundle) if bundle else float("inf")
         self.lockstep_waits = 0
         self.policy_wait_wall = Samples()  # per hold: wall time until the policy's targets for the tick came
         # (sim s, waited ms, gave up) of each hold for the policy past LONG_POLICY_WAIT_S of wall time.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from parkour_core.bundle import BundleError
+from parkour_core.bundle import BundleError, read_manifest
 from parkour_core.paths import models_dir
 
 
@@ -30,3 +30,8 @@ def resolve_bundle(name_or_path: str) -> Path:
         f"{name_or_path!r} is neither a bundle folder nor a registered bundle "
         f"(registered: {', '.join(sorted(entries))})"
     )
+
+
+def policy_period_s(name_or_path: str) -> float:
+    """The period a bundle's policy ticks at (a swap keeps it: swap.py refuses another rate)."""
+    return 1.0 / read_manifest(resolve_bundle(name_or_path)).policy_hz
