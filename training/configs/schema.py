@@ -247,6 +247,25 @@ class HPLConfig:
 
 
 @dataclass(frozen=True)
+class LLPConfig:
+    """llp_student: LLP's student around PHP's (training.methods.llp): the encoder before the GRU, the
+    height-scan decoder, the camera timing and the references' cut around each skill."""
+
+    encoder_hidden: list = param([256], doc="the MLP before the GRU (ELU)")  # noqa: RUF009
+    encoder_out: int = param(128, 1, 4096, doc="its output, the GRU's input")
+    decoder_hidden: list = param([128], doc="GRU state -> height scan decoder widths (training only)")  # noqa: RUF009
+    reconstruction_weight: float = param(1.0, 0.0, 1000.0, doc="weight of the height-scan MSE in the loss")
+    style_weight: float = param(0.5, 0.0, 100.0, doc="the transition prior's style reward, added per step")
+    prior_hidden: list = param([64, 64], doc="the transition discriminator's widths")  # noqa: RUF009
+    prior_learning_rate: float = param(1e-3, 1e-7, 1.0)
+    prior_gradient_penalty: float = param(5.0, 0.0, 1000.0, doc="AMP's w_gp on the real transitions")
+    prior_epochs: int = param(2, 0, 1000, doc="full-batch discriminator steps per iteration")
+    camera_hz: list = param([27.0, 33.0], doc="[lo, hi] camera rate, drawn per episode")  # noqa: RUF009
+    latency_s: list = param([0.030, 0.060], doc="[lo, hi] frame latency, drawn per frame")  # noqa: RUF009
+    around_skill_s: list = param([0.8, 0.8], doc="each reference cut this long before and after its skill")  # noqa: RUF009
+
+
+@dataclass(frozen=True)
 class VelocityConfig:
     """h1_walk: velocity commands, gait clock, pushes and falls (training.h1_walk.env; rewards in its rewards.py)."""
 
@@ -277,7 +296,10 @@ class RunConfig:
     out: str = param("runs/train", doc="checkpoints and logs go to <out>/<experiment_name>")
 
 
-TASKS = ("php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "hil_teacher", "hpl_oracle")
+TASKS = (
+    "php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "hil_teacher", "hpl_oracle",
+    "llp_student",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -296,6 +318,7 @@ class TrainConfig:
     velocity: VelocityConfig = field(default_factory=VelocityConfig)
     hil: HILConfig = field(default_factory=HILConfig)
     hpl: HPLConfig = field(default_factory=HPLConfig)
+    llp: LLPConfig = field(default_factory=LLPConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     @property
@@ -370,6 +393,14 @@ def _validate(cfg: TrainConfig) -> None:
     _check_widths("policy.critic_hidden", cfg.policy.critic_hidden)
     _check_widths("hil.disc_hidden", cfg.hil.disc_hidden)
     _check_widths("hpl.encoder_hidden", cfg.hpl.encoder_hidden)
+    _check_widths("llp.encoder_hidden", cfg.llp.encoder_hidden)
+    _check_widths("llp.decoder_hidden", cfg.llp.decoder_hidden)
+    _check_widths("llp.prior_hidden", cfg.llp.prior_hidden)
+    _check_range_pair("llp.camera_hz", cfg.llp.camera_hz, 1.0, 1000.0)
+    _check_range_pair("llp.latency_s", cfg.llp.latency_s, 0.0, 1.0)
+    if len(cfg.llp.around_skill_s) != 2 or not all(_is_number(x) and 0.0 <= x <= 100.0 for x in cfg.llp.around_skill_s):
+        raise ConfigError(f"llp.around_skill_s: expected [before, after] seconds in [0, 100], "
+                          f"got {cfg.llp.around_skill_s!r}")  # fmt: skip
     if len(cfg.policy.conv_channels) != 2:
         raise ConfigError(f"policy.conv_channels: expected two channel counts, got {cfg.policy.conv_channels!r}")
     _check_widths("policy.conv_channels", cfg.policy.conv_channels)

@@ -78,9 +78,9 @@ class StudentTask:
         s = cfg.sampling
         uniform = AdaptiveStartSampler(s.bins, floor=s.uniform_fraction, decay=s.decay, enabled=s.adaptive)
         p = cfg.policy
-        self.manifest = student_manifest("php_student", p.rnn_hidden, {}, {}, latent_dim=p.depth_latent)
+        self.manifest = student_manifest(self.name, p.rnn_hidden, {}, {}, latent_dim=p.depth_latent)
         camera = CameraConfig(width=cfg.env.camera_width, height=cfg.env.camera_height)
-        self.env = StudentEnv(refs, StudentConfig(tracking=track, camera=camera), self.manifest)
+        self.env = self.make_env(refs, StudentConfig(tracking=track, camera=camera))
         self.env.tracking.start_sampler = phase_start_sampler(uniform, refs, track.min_episode_frames)
         self.env.tracking.ref_sampler = skill_ref_sampler(self.references)
         self.num_envs, self.num_actions = self.env.num_envs, self.env.num_actions
@@ -94,7 +94,18 @@ class StudentTask:
         self._groups = self._observation(self.env.reset())
         self._clear_figures()
 
+    def make_env(self, references: list[Any], config: StudentConfig) -> StudentEnv:
+        """The student env (a method with other camera timing makes its own)."""
+        return StudentEnv(references, config, self.manifest)
+
     # -- TaskEnv -----------------------------------------------------------------------------
+
+    def shaped_reward(
+        self, before: dict[str, NDArray[np.floating]], after: dict[str, NDArray[np.float32]], reward: Any, done: Any
+    ) -> Any:
+        """The env's reward, or a method's on top of it (``before``: the groups the action was chosen on,
+        ``after``: the env's observation after the step, a new episode's where ``done``)."""
+        return reward
 
     def _observation(self, obs: dict[str, NDArray[np.float32]]) -> dict[str, NDArray[np.floating]]:
         """The groups, with the mask of the state these observations show (its error is 0 after a reset)."""
@@ -111,7 +122,9 @@ class StudentTask:
 
     def step(self, actions: NDArray[np.float64]) -> tuple[dict[str, NDArray[np.floating]], Any, Any, dict[str, Any]]:
         self._imitated.append(float(self.imitating.mean()))
+        before = self._groups
         obs, reward, done, info = self.env.step(actions)
+        reward = self.shaped_reward(before, obs, reward, done)
         ids = np.flatnonzero(done)
         self._returns += reward
         self._finished_returns += self._returns[ids].tolist()

@@ -14,7 +14,9 @@
   with the DAgger MSE of the policy's mean to the teacher's labels added and both weighted by
   ``training.algorithms.schedules.schedule_at(k, K)`` (lambda_D = max(0.1, 1 - k / (K/2)),
   lambda_PPO = 1 - lambda_D; the KL-adaptive learning rate only once lambda_PPO > 0.1). ``k`` is
-  set from outside (``schedule_iteration``): a task may gate it on success. Stage 2.
+  set from outside (``schedule_iteration``): a task may gate it on success. An actor that has
+  :class:`AuxiliaryLosses` adds its own terms (LLP's height-scan reconstruction) to every mini-batch's
+  loss. Stage 2.
 
 rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`HybridPPO.update` restates its
 mini-batch loop with the extra term (RND, symmetry and multi-GPU are refused rather than half-kept).
@@ -22,7 +24,7 @@ mini-batch loop with the extra term (RND, symmetry and multi-GPU are refused rat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from rsl_rl.algorithms import PPO, Distillation
@@ -122,6 +124,14 @@ def trajectory_start_hidden(saved: list[torch.Tensor] | None, starts: torch.Tens
     return states.permute(2, 0, 1, 3)[starts.permute(1, 0)].transpose(1, 0).contiguous()
 
 
+@runtime_checkable
+class AuxiliaryLosses(Protocol):
+    """An actor with training-only terms of its own: ``{name: weighted loss}`` of the mini-batch its last
+    forward pass ran on (``observations``, ``masks`` as the update handed them to the actor)."""
+
+    def auxiliary_losses(self, observations: TensorDict, masks: torch.Tensor | None) -> dict[str, torch.Tensor]: ...
+
+
 class HybridPPO(PPO):
     """See the module docstring."""
 
@@ -167,6 +177,7 @@ class HybridPPO(PPO):
             else self.storage.mini_batch_generator(self.num_mini_batches, self.num_learning_epochs)
         )
         sums = dict.fromkeys(("total", "surrogate", "value", "entropy", "dagger", "kl"), 0.0)
+        auxiliary = self.actor if isinstance(self.actor, AuxiliaryLosses) else None
         updates = 0
         value_weight = 1.0 if self.critic_always_trained else point.ppo_weight
         for batch in batches:
@@ -207,6 +218,10 @@ class HybridPPO(PPO):
                 + value_weight * self.value_loss_coef * value_loss
                 + point.dagger_weight * self.dagger_coef * dagger
             )
+            extra = auxiliary.auxiliary_losses(batch.observations, batch.masks) if auxiliary is not None else {}
+            for name, term in extra.items():
+                loss = loss + term
+                sums[name] = sums.get(name, 0.0) + float(term.item())
             self.optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm)

@@ -149,3 +149,31 @@ def test_the_dagger_mask_keeps_the_labels_of_steps_not_imitated_out_of_the_updat
     assert torch.allclose(actor_after_masked_update(tmp_path, clean), actor_after_masked_update(tmp_path, corrupt))
     nothing = actor_after_masked_update(tmp_path, MaskedReach(1000.0, imitate_rest=False))
     assert torch.allclose(nothing, initial) and not torch.allclose(actor_after_masked_update(tmp_path, clean), initial)
+
+
+class ProbedActor(MLPModel):
+    """An actor with a training-only head: a linear probe of its latent towards the observation's sum."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.probe = torch.nn.Linear(self._get_latent_dim(), 1)
+        self.latent: torch.Tensor | None = None
+
+    def get_latent(self, obs, masks=None, hidden_state=None):
+        self.latent = super().get_latent(obs, masks, hidden_state)
+        return self.latent
+
+    def auxiliary_losses(self, observations, masks):
+        target = observations["policy"].sum(-1, keepdim=True)
+        return {"probe": (self.probe(self.latent) - target).pow(2).mean()}
+
+
+def test_an_actors_auxiliary_losses_join_the_hybrid_loss(tmp_path):
+    """Only the auxiliary term reaches the probe: it trains, and the update reports the term by its name."""
+    cfg = hybrid_cfg()
+    cfg["actor"]["class_name"] = ProbedActor
+    r = runner(tmp_path, cfg)
+    before = r.alg.actor.probe.weight.detach().clone()
+    rows = r.train(Budget(iterations=3))
+    assert not torch.equal(before, r.alg.actor.probe.weight)
+    assert all(np.isfinite(row["probe"]) for row in rows)

@@ -29,6 +29,7 @@ TASKS = {
     "h1_walk": "training.h1_walk.task:H1WalkTask",
     "hil_teacher": "training.methods.hil.task:HILTeacherTask",
     "hpl_oracle": "training.methods.hpl.task:HPLOracleTask",
+    "llp_student": "training.methods.llp.task:LLPStudentTask",
 }
 
 # What each task's curves.png shows: (title, [(row key, label)]).
@@ -68,6 +69,17 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
             "imitation",
             [("imitated_fraction", "steps imitated (within 0.5 m)"), ("tracking_error_m", "tracking error (m)")],
         ),
+    ],
+    "llp_student": [
+        (
+            "losses",
+            [("dagger", "L_D (masked MSE to the teacher)"), ("reconstruction", "height-scan reconstruction")],
+        ),
+        (
+            "transition prior",
+            [("prior_real_score", "D(reference)"), ("prior_fake_score", "D(policy)"), ("style_reward", "style")],
+        ),
+        ("tracking", [("tracking_error_m", "tracking error (m)"), ("imitated_fraction", "steps imitated")]),
     ],
     "student_walk": [
         ("DAgger loss (MSE to the teacher's actions)", [("behavior", "loss")]),

@@ -12,7 +12,7 @@ from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
 from training.configs.schema import load_train_config
 from training.methods.llp.smoke import run_method_smoke
-from training.pipeline.smoke import DEFAULT_CONFIG, SIZES, method_student_config
+from training.pipeline.smoke import SIZES
 
 
 @pytest.mark.integration
@@ -21,7 +21,7 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     returned = run_method_smoke(out, "tiny", 0, True, log=lambda _: None)
     result = json.loads((out / "smoke.json").read_text())
     assert result["method"] == "llp" and result["bundle"] == returned["bundle"]
-    student_cfg = method_student_config(DEFAULT_CONFIG, SIZES["tiny"], 0)
+    student_cfg = load_train_config("llp_student_tiny")
     teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     k = student_cfg.run.max_iterations
@@ -29,15 +29,20 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     assert all(np.isfinite(result["student_loss"])) and all(np.isfinite(result["reconstruction_loss"]))
     np.testing.assert_allclose(result["student"]["dagger_weight"], [1.0, 1 / 3, 0.1])  # PHP's schedule
     assert len(result["student"]["prior_loss"]) == k and len(result["student"]["style_reward_per_step"]) == k
+    # The group is the critic's input: every step of the toy cut belongs to one of the three groups.
+    fractions = [result["student"][f"group_{g}_fraction"] for g in ("approach", "skill", "exit")]
+    np.testing.assert_allclose(np.sum(fractions, axis=0), 1.0)
     assert result["timing"] == {"camera_hz": [27.0, 33.0], "latency_s": [0.03, 0.06]}
     summary = result["entry_exit"]["summary"]
     assert summary["trials"] == SIZES["tiny"].motions and summary["entry_success"] is not None
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(list((out / "mm").glob("motion_*.npz"))) == SIZES["tiny"].motions
 
-    bundle = load_bundle(out / "bundle")
+    bundle_dir = Path(result["bundle"])
+    assert bundle_dir == out / "student" / "bundle"
+    bundle = load_bundle(bundle_dir)
     assert bundle.manifest.depth is not None and bundle.manifest.depth.latency_s == (0.03, 0.06)
-    assert sorted(bundle.manifest.files) == sorted(p.name for p in (out / "bundle").glob("*.onnx"))
+    assert sorted(bundle.manifest.files) == sorted(p.name for p in bundle_dir.glob("*.onnx"))
     runner = PolicyRunner(bundle)
     runner.reset()
     assert np.all(np.isfinite(runner.step(*_standing(bundle))))

@@ -8,7 +8,6 @@ import torch
 from parkour_core.obs import observation_size
 from training.envs.privileged import privileged_size
 from training.export.student import STUDENT_OBS_TERMS
-from training.methods.llp.student import SIZES, build_llp_student, with_group
 from training.methods.llp.transition_prior import (
     GROUPS,
     ConditionalPrior,
@@ -28,21 +27,43 @@ def test_group_labels_follow_the_motions_phase() -> None:
 
 
 def test_the_label_is_an_input_of_the_critic_only() -> None:
-    latent = SIZES["tiny"].student.latent_dim
-    actor = actor_input_layout(latent)
-    assert not any("group" in name or "label" in name for name, _ in actor)
-    model = build_llp_student(SIZES["tiny"], 0, privileged_size(), len(GROUPS))
-    # The actor's input width is the bundle's terms + the latent: no room for a label.
-    assert model.student.gru.input_size == sum(d for _, d in actor) == observation_size(STUDENT_OBS_TERMS) + latent
+    """The task's own actor and critic (llp_student_tiny): a changed label changes the value, never the action."""
+    from rsl_rl.models import MLPModel
+    from tensordict import TensorDict
+
+    from training.configs.schema import load_train_config
+    from training.methods.llp.task import GROUP, llp_train_cfg
+
+    train_cfg = llp_train_cfg(load_train_config("llp_student_tiny"))
+    groups = train_cfg["obs_groups"]
+    assert GROUP not in groups["actor"] and GROUP in groups["critic"]
+    latent = train_cfg["actor"]["latent_dim"]
+    actor_layout = actor_input_layout(latent)
+    assert not any("group" in name or "label" in name for name, _ in actor_layout)
     assert critic_input_layout()[-1] == ("group_onehot", len(GROUPS))
-    assert model.critic[0].in_features == sum(d for _, d in critic_input_layout())
-    # Changing the label changes the value, never the action.
-    obs, depth = torch.randn(3, model.student.gru.input_size - latent), torch.randn(3, 58, 87)
-    p = torch.randn(3, privileged_size())
-    mean0, _ = model.step(obs, depth, model.initial_hidden(3))
-    values = [model.value(with_group(p, torch.full((3,), g))) for g in range(len(GROUPS))]
-    mean1, _ = model.step(obs, depth, model.initial_hidden(3))
-    torch.testing.assert_close(mean0, mean1)
+    n = 3
+    obs = TensorDict(
+        {"policy": torch.randn(n, observation_size(STUDENT_OBS_TERMS)), "depth": torch.rand(n, 58, 87),
+         "privileged": torch.randn(n, privileged_size()), GROUP: torch.zeros(n, len(GROUPS))},
+        batch_size=[n],
+    )  # fmt: skip
+    actor_kwargs = {k: v for k, v in train_cfg["actor"].items() if k != "class_name"}
+    actor = train_cfg["actor"]["class_name"](obs, groups, "actor", 29, **actor_kwargs)
+    critic_kwargs = {k: v for k, v in train_cfg["critic"].items() if k != "class_name"}
+    critic = MLPModel(obs, groups, "critic", 1, **critic_kwargs)
+    # The actor's input width is the bundle's terms + the latent: no room for a label.
+    _, student = actor.bundle_pair()
+    assert student.gru.input_size == sum(d for _, d in actor_layout)
+    assert critic.obs_dim == sum(d for _, d in critic_input_layout())
+    means, values = [], []
+    for g in range(len(GROUPS)):
+        obs[GROUP] = torch.nn.functional.one_hot(torch.full((n,), g), len(GROUPS)).float()
+        actor.reset()
+        with torch.no_grad():
+            means.append(actor(obs))
+            values.append(critic(obs))
+    torch.testing.assert_close(means[0], means[1])
+    torch.testing.assert_close(means[1], means[2])
     assert not torch.allclose(values[0], values[1]) and not torch.allclose(values[1], values[2])
 
 
