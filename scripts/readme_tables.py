@@ -529,13 +529,18 @@ def h1_walk(result: dict[str, Any]) -> str:
     t, env, graph = result["training"], result["in_training_env"], result["in_graph"]
     first, last = t["first_iterations"], t["last_iterations"]
     speed = env["forward_speed_mps_of_those_up"]
+    before = t.get("previous")
     rows = [
         ["training", f"{t['minutes']:g} min on 2 CPU cores, {t['iterations']} iterations, {t['env_steps']:,} env-steps "
-         f"({t['env_steps_per_s_median']:.0f}/s)", ""],
+         f"({t['env_steps_per_s_median']:.0f}/s)", (f"continued from a {before['minutes']:g}-min run "
+         f"({before['iterations']} iterations, `{before['report']}`): {before['minutes'] + t['minutes']:g} min in all"
+         if before else "")],
         ["episode length (s), first / last 50 iterations", f"{first['episode_length_s']:.2f} / "
          f"{last['episode_length_s']:.2f}", "episodes end at a fall or at 20 s"],
         ["episodes ended by a fall, first / last 50", f"{percent(first['fell_fraction'])} / "
-         f"{percent(last['fell_fraction'])}", ""],
+         f"{percent(last['fell_fraction'])}", "the rest ended at 20 s or at targets the supervisor would refuse"
+         + (f" ({percent(first['refused_fraction'])} / {percent(last['refused_fraction'])})"
+            if "refused_fraction" in first else "")],
         ["planar speed error (m/s), first / last 50", f"{first['speed_error_mps']:.2f} / {last['speed_error_mps']:.2f}",
          "commands vx -0.5..1, vy +-0.3, yaw +-0.5"],
         [f"training env: {env['robots']} H1s at {env['command'][0]:g} m/s for {env['seconds']:g} s",
@@ -545,7 +550,7 @@ def h1_walk(result: dict[str, Any]) -> str:
          + (f"fell at {graph['fell_at_s']:.1f} s" if graph["fell"] else "no fall")
          + f", {graph['forward_displacement_m']:.2f} m forward ({graph['distance_m']:.2f} m path)",
          (f"ACTIVE from {graph['active_from_s']:.1f} s" if graph["active_from_s"] is not None else "never ACTIVE")
-         + "; " + "; ".join(f"{to} at {t:.1f} s ({why})" for t, to, why in graph["transitions"][3:])],
+         + "".join(f"; {to} at {t:.1f} s ({why})" for t, to, why in graph["transitions"][3:])],
     ]  # fmt: skip
     return md_table(["", "result", "note"], rows)
 

@@ -45,8 +45,9 @@ def verdict(sim: dict[str, Any]) -> str:
 
 def curve_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def window(part: list[dict[str, Any]]) -> dict[str, float]:
-        keys = ("episode_length_s", "fell_fraction", "speed_error_mps", "forward_speed_mps", "episode_return")
-        return {k: round(float(np.nanmean([r[k] for r in part])), 4) for k in keys}
+        keys = ("episode_length_s", "fell_fraction", "refused_fraction", "speed_error_mps", "forward_speed_mps",
+                "episode_return")  # fmt: skip
+        return {k: round(float(np.nanmean([r.get(k, np.nan) for r in part])), 4) for k in keys}
 
     return {"first_iterations": window(rows[:WINDOW]), "last_iterations": window(rows[-WINDOW:])}
 
@@ -101,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run", type=Path, required=True, help="the h1_walk run folder (h1_walk.json, bundle/)")
     p.add_argument("--sim", type=Path, required=True, help="the parkour sim run folder of its scripted walk")
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--previous", type=Path, help="the report of the run this one continued from (run.init)")
     args = p.parse_args(argv)
     run = json.loads((args.run / "h1_walk.json").read_text())
     sim = json.loads((args.sim / "report.json").read_text())
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             "env_steps": int(run["num_envs"] * run["config_values"]["ppo"]["num_steps_per_env"] * len(rows)),
             "env_steps_per_s_median": round(float(np.median([r["env_steps_per_s"] for r in rows])), 1),
             "parameters": run["parameters"],
+            "init": run["config_values"]["run"]["init"] or None,
             **curve_summary(rows),
         },
         "in_training_env": in_training_env(args.run / "bundle"),
@@ -136,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         "verdict_rule": f"walks: no fall and >= {WALKS_FRACTION:g} x {SCRIPT_WALK_M:g} m forward; steps: >= "
         f"{STEPS_M:g} m forward; stands: ACTIVE in place without a fall; falls: otherwise",
     }
+    if args.previous is not None:
+        before = json.loads(args.previous.read_text())["training"]
+        result["training"]["previous"] = {"report": str(args.previous), **{k: before[k] for k in (
+            "minutes", "iterations", "env_steps")}}  # fmt: skip
     write_json(args.out, result)
     print(json.dumps({"verdict": result["in_graph"]["verdict"], **result["in_training_env"]}))
     return 0
