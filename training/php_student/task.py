@@ -177,19 +177,23 @@ class StudentTask:
     def initialize(self, runner: Runner) -> None:
         torch.manual_seed(self.cfg.run.seed)
 
-    def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
-        model = runner.alg.get_policy()
-        assert isinstance(model, DepthRecurrentModel)
+    def bundle_provenance(self, runner: Runner, size: str, method: str) -> dict[str, Any]:
+        """What the exported bundle says about its training (``method``: the losses, in words)."""
         rows = runner.rows
-        provenance = {
+        return {
             "teacher": "a php_teacher run (training.php_teacher.task) on the references below",
-            "training": f"training.php_student task (rsl_rl PPO + PHP's hybrid loss), config {size}, seed "
-            f"{self.cfg.run.seed}, {len(rows)} iterations, {self.num_envs} envs",
+            "training": f"{type(self).__module__} ({method}), config {size}, seed {self.cfg.run.seed}, "
+            f"{len(rows)} iterations, {self.num_envs} envs",
             "references": [r.reference.name for r in self.references],
             "data": "none recorded: DAgger labels and rewards from training.envs.student (MuJoCo)",
             **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows)),
             **self.extra_provenance,
         }
+
+    def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
+        model = runner.alg.get_policy()
+        assert isinstance(model, DepthRecurrentModel)
+        provenance = self.bundle_provenance(runner, size, "rsl_rl PPO + PHP's hybrid loss")
         bundle = out / "bundle"
         export_depth_student(model.cpu().eval(), bundle, f"php_student_{size}", provenance, self.frames, self.manifest)
         return {"bundle": str(bundle), "teacher_envs": 0}

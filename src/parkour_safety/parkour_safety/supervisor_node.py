@@ -82,8 +82,9 @@ SIM_LOWSTATE_WAIT_S = 0.05
 # of its ticks late (20 ms of sim time the robot would not lose), so on sim time a tick takes the
 # targets of the last policy tick before it, waiting this long (wall) for them. A policy that does not
 # answer (a dead one) is waited for once; after that its targets age in sim time, as on the robot,
-# until it publishes again.
-SIM_TARGETS_WAIT_S = 0.2
+# until it publishes again. As long as a starved delivery may take on a busy host (the bridge gives a
+# silent policy 2 s): a dead policy costs it once.
+SIM_TARGETS_WAIT_S = 1.0
 TARGET_STAMP_TOLERANCE_S = 1e-4  # a policy tick's stamp is the /clock it ticked on: its due time
 
 

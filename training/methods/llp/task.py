@@ -42,7 +42,6 @@ from training.php_student.task import MASK_GROUP, StudentTask
 from training.php_teacher.task import TrackingTeacher
 from training.rl.runner import Runner
 from training.rl.task_cfg import hybrid_student_cfg
-from training.student_walk.bundle import run_provenance
 
 GROUP = "llp_group"
 
@@ -149,16 +148,7 @@ class LLPStudentTask(StudentTask):
         assert isinstance(model, LLPModel)
         model = model.cpu().eval()
         torch.save(model.state_dict(), out / "student.pt")  # with the decoder: training state, kept before the export
-        rows = runner.rows
-        provenance = {
-            "teacher": "a php_teacher run (training.php_teacher.task) on the references below",
-            "training": f"training.methods.llp.task (rsl_rl PPO + PHP's hybrid loss + LLP's decoder and prior), "
-            f"config {size}, seed {self.cfg.run.seed}, {len(rows)} iterations, {self.num_envs} envs",
-            "references": [r.reference.name for r in self.references],
-            "data": "none recorded: DAgger labels and rewards from training.envs.student (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows)),
-            **self.extra_provenance,
-        }
+        provenance = self.bundle_provenance(runner, size, "rsl_rl PPO + PHP's hybrid loss + LLP's decoder and prior")
         bundle = export_llp_student(
             model, out / "bundle", f"llp_student_{size}", provenance, self.timing.latency_s, self.timing.nominal_hz,
             self.frames,
