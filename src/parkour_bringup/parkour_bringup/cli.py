@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 
 from parkour_bringup.commands import bag_cmd, config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
+from parkour_core.ros_process import take_signals
 
 ENTRY_POINT_GROUP = "parkour.commands"
 
@@ -54,6 +55,7 @@ def installed_commands() -> tuple[dict[str, ModuleType], dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    as_program = argv is None  # not called in-process (by a test): the signals are ours to take
     argv = sys.argv[1:] if argv is None else argv
     commands, broken = installed_commands()
     verb = argv[0] if argv else ""
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         module.add_parser(command)
     args = parser.parse_args(argv)
+    # SIGTERM, SIGHUP and an inherited-ignored SIGINT all reach the verb as KeyboardInterrupt, so a
+    # graph it started is stopped (and its metrics written), not left running.
+    if as_program:
+        take_signals()
     try:
         return int(commands[args.command].run(args))
     except KeyboardInterrupt:

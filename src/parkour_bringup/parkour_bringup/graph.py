@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from parkour_core.ros_process import BRINGUP_PID_ENV
+
 SIM_NODES = ("supervisor", "policy", "script")
 ROBOT_NODES = ("supervisor", "policy")
 SIM_TIME_ARGS = ("--ros-args", "-p", "use_sim_time:=true")
@@ -107,12 +109,16 @@ def start_node(
 ) -> NodeProcess:
     """``foreground``: the node shares this terminal (stdin and stdout; its log still gets stderr),
     for the keyboard teleop. It stays in our process group: reading a terminal from another
-    session's background group would stop it (SIGTTIN)."""
+    session's background group would stop it (SIGTTIN).
+
+    The node stops when this process dies (``ros_process.stop_with_bringup``): call from the main
+    thread, since Linux sends the parent-death signal when the thread that started the child ends."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{name}.log"
     cmd = [sys.executable, "-m", MODULES[name], "--config", str(config), "--run-dir", str(run_dir), *extra]
     log = open(log_path, "w")  # noqa: SIM115 - the child owns it for its lifetime
+    env = {**env, BRINGUP_PID_ENV: str(os.getpid())}
     if foreground:
         proc = subprocess.Popen(cmd, stderr=log, env=env)
     else:

@@ -17,6 +17,8 @@ rclpy is imported inside the functions: the rest of ``parkour_core`` stays free 
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -35,16 +37,47 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+# start_node puts the bringup's pid here; the node takes it out of its environment (its own children
+# are not the bringup's).
+BRINGUP_PID_ENV = "PARKOUR_BRINGUP_PID"
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
 def take_signals() -> None:
-    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread.
+    """SIGINT, SIGTERM and SIGHUP (the terminal closed) raise KeyboardInterrupt in the main thread.
 
     Installed explicitly: a process started in the background by a non-interactive shell inherits
-    SIGINT ignored, and Python then leaves it so (the node would never see the bringup's SIGINT).
+    SIGINT ignored, and Python then leaves it so (the node would never see the bringup's SIGINT, and
+    the bringup would never see the user's, leaving its nodes running when it was killed).
     A no-op off the main thread, where Python cannot install handlers (a node built inside a test).
     """
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _interrupt)
-        signal.signal(signal.SIGTERM, _interrupt)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, _interrupt)
+
+
+def stop_with_bringup() -> bool:
+    """A node the bringup started gets SIGTERM when the bringup dies, however it dies (SIGKILL, a
+    crash): it then writes its metrics and leaves, instead of running on unwatched beside the next
+    bringup's nodes (two supervisors writing rt/lowcmd). Returns whether the bringup was watched.
+
+    The nodes run in sessions of their own (the terminal's Ctrl-C reaches the bringup only), so
+    nothing else would tell them. Linux's parent-death signal; elsewhere a no-op.
+    """
+    bringup_pid = os.environ.pop(BRINGUP_PID_ENV, "")
+    if not bringup_pid:
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != int(bringup_pid):  # it died before the signal was set up
+        os.kill(os.getpid(), signal.SIGTERM)
+    return True
 
 
 def init_rclpy(ros_args: list[str]) -> None:
@@ -53,6 +86,7 @@ def init_rclpy(ros_args: list[str]) -> None:
     from rclpy.signals import SignalHandlerOptions
 
     take_signals()
+    stop_with_bringup()
     rclpy.init(args=["--ros-args", *ros_args] if ros_args else None, signal_handler_options=SignalHandlerOptions.NO)
 
 
