@@ -58,26 +58,23 @@ def take_signals() -> None:
             signal.signal(signum, _interrupt)
 
 
-def stop_with_bringup() -> bool:
+def stop_with_bringup() -> None:
     """A node the bringup started gets SIGTERM when the bringup dies, however it dies (SIGKILL, a
     crash): it then writes its metrics and leaves, instead of running on unwatched beside the next
-    bringup's nodes (two supervisors writing rt/lowcmd). Returns whether the bringup was watched.
+    bringup's nodes (two supervisors writing rt/lowcmd).
 
     The nodes run in sessions of their own (the terminal's Ctrl-C reaches the bringup only), so
     nothing else would tell them. Linux's parent-death signal; elsewhere a no-op.
     """
     bringup_pid = os.environ.pop(BRINGUP_PID_ENV, "")
     if not bringup_pid:
-        return False
+        return
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
-            return False
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
-        return False
+        return
     if os.getppid() != int(bringup_pid):  # it died before the signal was set up
-        os.kill(os.getpid(), signal.SIGTERM)
-    return True
+        raise SystemExit(f"the bringup that started this node (pid {bringup_pid}) is gone; not starting")
 
 
 def init_rclpy(ros_args: list[str]) -> None:
