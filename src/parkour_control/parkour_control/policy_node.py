@@ -477,6 +477,7 @@ class PolicyNode:
                 "ticks": self.ticks,
                 "policy_period_ms": summary_ms(self.periods),
                 "policy_period_wall_ms": summary_ms(self.periods_wall),
+                "timer_fires_dropped": self.ticker.dropped,
                 "periods_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods)],
                 "periods_wall_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods_wall)],
                 "period_ticks": [int(k) for k in np.asarray(self.period_ticks)],

@@ -29,6 +29,15 @@ class TickGrid:
         """A node on sim time: its first tick is one period in (no /clock reads 0 before the sim steps)."""
         return cls(period_s, first_s=period_s)
 
+    @classmethod
+    def on_steady_clock(cls, period_s: float) -> TickGrid:
+        """A node on wall time, read by the steady clock its timer fires on. The grid starts at the first
+        fire, and every fire comes some wake-up latency after its due time: a fire counts for the due time
+        nearest to it. With a tolerance of microseconds, any fire that woke sooner after its due time than
+        the first one did was taken for early and dropped, and the loop ran a double period (1-2 % of a
+        50 Hz policy's ticks on a quiet machine)."""
+        return cls(period_s, tolerance_s=period_s / 2)
+
     def reached(self, t_s: float) -> float | None:
         """The due time ``t_s`` reached (the latest one, if a reading spans several), else None."""
         if self.next_s is None:

@@ -30,6 +30,21 @@ def test_a_steady_clock_grid_starts_at_its_first_reading():
     assert due is not None and abs(due - 1234.52) < 1e-9
 
 
+def test_on_a_steady_clock_every_fire_ticks_whatever_its_wake_up_latency():
+    """A timer fires some latency after each due time; the first fire's latency fixes the grid. A later
+    fire that woke sooner after its due time than the first is still that due time's tick."""
+    period = 0.02
+    grid = TickGrid.on_steady_clock(period)
+    latencies = [0.0012, 0.0001, 0.0030, 0.0, 0.0011, 0.0089, 0.0002]  # the first fire woke 1.2 ms late
+    ticked = [grid.reached(100.0 + k * period + lat) for k, lat in enumerate(latencies)]
+    assert None not in ticked, ticked
+    first = ticked[0]
+    assert first is not None
+    assert [round((due - first) / period, 6) for due in ticked if due is not None] == list(range(len(latencies)))
+    # a second fire for the due time that just ticked (a burst after an overrun) does not tick again
+    assert grid.reached(100.0 + 6 * period + 0.0095) is None
+
+
 def test_the_policy_tick_before_a_supervisor_tick_is_the_last_one_strictly_before_it():
     """A supervisor tick at a policy tick's time is owed the tick before (the policy computes meanwhile);
     5 ms later it is owed that policy tick's targets."""

@@ -511,6 +511,7 @@ class Supervisor:
                 "targets_rejected": self.targets_rejected,
                 "announcements_rejected": self.announcements_rejected,
                 "tick_period_wall_ms": summary_ms(self.tick_wall),
+                "timer_fires_dropped": self.ticker.dropped,
                 "lowstate_waits_sim_time": self.lowstate_waits,
                 "target_waits_sim_time": self.target_waits,
                 "target_waits_gave_up_sim_time": self.target_waits_gave_up,
