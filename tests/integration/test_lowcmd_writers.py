@@ -60,3 +60,33 @@ def test_robot_mode_writes_lowcmd_only_when_live(tmp_path, domains, live):
     finally:
         sup.terminate()
         sup.wait(timeout=20)
+
+
+MATCHED_READERS = """
+import sys, time
+from parkour_core.dds import DdsLink
+from parkour_core.robots import get_robot
+from parkour_core.unitree import message_types
+
+state_type, _ = message_types(get_robot("g1"))
+link = DdsLink(int(sys.argv[1]), "lo")
+writer = link.writer("rt/lowstate", state_type)
+before = writer.matched_readers()
+reader = link.reader("rt/lowstate", state_type)
+deadline = time.monotonic() + 20
+while writer.matched_readers() < 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
+print(before, writer.matched_readers())
+"""
+
+
+def test_a_lowstate_writer_counts_the_readers_it_has_matched(domains):
+    """What the bridge waits for before it holds sim time for the policy's first tick: a policy whose
+    rt/lowstate reader matched after the first samples went out has no state and cannot answer."""
+    dds_domain, ros_domain = domains
+    proc = subprocess.run(
+        [sys.executable, "-c", MATCHED_READERS, str(dds_domain)],
+        env=graph_env(ros_domain), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0 1"

@@ -63,6 +63,19 @@ class DdsLink:
             time.sleep(0.02)
 
 
+_DDSC: Any = None
+
+
+def _ddsc() -> Any:
+    """The Cyclone DDS C library cyclonedds-python loaded (for calls it does not wrap)."""
+    global _DDSC
+    if _DDSC is None:
+        from cyclonedds.internal import load_cyclonedds
+
+        _DDSC = load_cyclonedds()
+    return _DDSC
+
+
 class LatestReader:
     def __init__(self, reader: Any) -> None:
         self._reader = reader
@@ -91,6 +104,19 @@ class LatestReader:
 class LatestWriter:
     def __init__(self, writer: Any) -> None:
         self._writer = writer
+
+    def matched_readers(self) -> int:
+        """Readers this writer has matched (Cyclone's publication-matched status): a sample written now
+        goes to these. A reader that has not matched yet misses it (keep-last-1, volatile)."""
+        import ctypes
+
+        from cyclonedds.internal import dds_c_t
+
+        status = dds_c_t.publication_matched_status()
+        ret = _ddsc().dds_get_publication_matched_status(self._writer._ref, ctypes.byref(status))
+        if ret < 0:
+            raise RuntimeError(f"DDS publication-matched status failed with return code {ret}")
+        return int(status.current_count)
 
     def write(self, sample: Any) -> None:
         self._writer.write(sample)

@@ -342,14 +342,21 @@ class MujocoBridge:
                 self.long_policy_waits.append((round(self.sim.time, 4), waited_ms, policy_gave_up))
 
     def _policy_matched(self) -> bool:
-        """Wait (wall time) until this node's /policy/joint_targets subscription has matched the policy."""
+        """Wait (wall time) until the policy can answer its first tick: this node's /policy/joint_targets
+        subscription has matched its publisher, and this node's rt/lowstate writer has matched the
+        policy's reader (and the supervisor's, when the lockstep holds for it). The policy publishes
+        targets only from a tick at which it has a lowstate: one whose reader matched after the first
+        samples went out missed them, did not answer its first tick, and sim time stood 2 s for it."""
+        b = self.cfg.bridge
+        readers = 1 + int(b.lockstep_supervisor)
         deadline = time.perf_counter() + POLICY_MATCH_TIMEOUT_WALL_S
         while time.perf_counter() < deadline:
-            if self.node.count_publishers(TARGETS_TOPIC) > 0:
+            if self.node.count_publishers(TARGETS_TOPIC) > 0 and self.lowstate_writer.matched_readers() >= readers:
                 return True
             time.sleep(0.01)
         self.node.get_logger().warning(
-            f"no publisher of {TARGETS_TOPIC} after {POLICY_MATCH_TIMEOUT_WALL_S:g} s: "
+            f"after {POLICY_MATCH_TIMEOUT_WALL_S:g} s: {self.node.count_publishers(TARGETS_TOPIC)} publisher(s) of "
+            f"{TARGETS_TOPIC}, {self.lowstate_writer.matched_readers()} of {readers} rt/lowstate reader(s): "
             "sim time is held for the policy only once its first targets arrive"
         )
         return False
