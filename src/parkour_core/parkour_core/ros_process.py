@@ -150,9 +150,9 @@ class PeriodicTick:
     each tick until the node answered, that deadlocked the graph until the bridge gave up on it.
     Here, on sim time the tick runs from the clock's own update (a jump callback, in the /clock
     subscription's callback): on the first /clock at or after each due time, once. On wall time a
-    steady timer drives it, its grid read on the same steady clock (the node's ROS clock follows the
-    system time, which NTP may step back), and a second fire for one due time (a burst after an
-    overrun) is dropped.
+    steady timer drives it, its grid the timer's own due times read on the same steady clock (the
+    node's ROS clock follows the system time, which NTP may step back), and a second fire for one due
+    time is dropped.
 
     Keep the object for as long as the node ticks: rcl calls the jump callback through it (a dropped
     PeriodicTick crashes the process at the next /clock).
@@ -172,8 +172,8 @@ class PeriodicTick:
             threshold = JumpThreshold(min_forward=Duration(nanoseconds=1), min_backward=None, on_clock_change=True)
             self._jump = self.clock.create_jump_callback(threshold, post_callback=lambda _jump: self._due())
         else:
-            self.grid = TickGrid.on_steady_clock(period_s)
             self.clock = Clock(clock_type=ClockType.STEADY_TIME)
+            self.grid = TickGrid.on_steady_clock(period_s, self.clock.now().nanoseconds * 1e-9)
             self._timer = node.create_timer(period_s, self._due, clock=self.clock)
         self.dropped = 0  # timer fires for a due time that already ticked
 

@@ -30,13 +30,14 @@ class TickGrid:
         return cls(period_s, first_s=period_s)
 
     @classmethod
-    def on_steady_clock(cls, period_s: float) -> TickGrid:
-        """A node on wall time, read by the steady clock its timer fires on. The grid starts at the first
-        fire, and every fire comes some wake-up latency after its due time: a fire counts for the due time
-        nearest to it. With a tolerance of microseconds, any fire that woke sooner after its due time than
-        the first one did was taken for early and dropped, and the loop ran a double period (1-2 % of a
-        50 Hz policy's ticks on a quiet machine)."""
-        return cls(period_s, tolerance_s=period_s / 2)
+    def on_steady_clock(cls, period_s: float, timer_created_s: float) -> TickGrid:
+        """A node on wall time: a steady timer created at ``timer_created_s`` (read just before it was) is
+        due one period later and every period after, and fires some wake-up latency after each due time,
+        never before. A fire counts for the due time it follows. Starting the grid at the first fire
+        instead, with a tolerance of microseconds, took every fire that woke sooner after its due time
+        than the first one had for an early one and dropped it: the loop ran a double period at 1-2 % of
+        a 50 Hz policy's ticks on a quiet machine."""
+        return cls(period_s, first_s=timer_created_s + period_s)
 
     def reached(self, t_s: float) -> float | None:
         """The due time ``t_s`` reached (the latest one, if a reading spans several), else None."""

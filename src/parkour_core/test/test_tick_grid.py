@@ -30,19 +30,16 @@ def test_a_steady_clock_grid_starts_at_its_first_reading():
     assert due is not None and abs(due - 1234.52) < 1e-9
 
 
-def test_on_a_steady_clock_every_fire_ticks_whatever_its_wake_up_latency():
-    """A timer fires some latency after each due time; the first fire's latency fixes the grid. A later
-    fire that woke sooner after its due time than the first is still that due time's tick."""
+def test_on_a_steady_clock_every_fire_ticks_for_the_due_time_it_follows():
+    """A timer created at 100 s fires some wake-up latency after each due time (100.02, 100.04, ...),
+    never before it. The first fire woke 1.2 ms late; later ones sooner, or most of a period late."""
     period = 0.02
-    grid = TickGrid.on_steady_clock(period)
-    latencies = [0.0012, 0.0001, 0.0030, 0.0, 0.0011, 0.0089, 0.0002]  # the first fire woke 1.2 ms late
-    ticked = [grid.reached(100.0 + k * period + lat) for k, lat in enumerate(latencies)]
-    assert None not in ticked, ticked
-    first = ticked[0]
-    assert first is not None
-    assert [round((due - first) / period, 6) for due in ticked if due is not None] == list(range(len(latencies)))
-    # a second fire for the due time that just ticked (a burst after an overrun) does not tick again
-    assert grid.reached(100.0 + 6 * period + 0.0095) is None
+    grid = TickGrid.on_steady_clock(period, timer_created_s=100.0)
+    latencies = [0.0012, 0.0001, 0.0030, 0.0, 0.0011, 0.0189, 0.0002]
+    ticked = [grid.reached(100.0 + (k + 1) * period + lat) for k, lat in enumerate(latencies)]
+    assert ticked == pytest.approx([100.0 + (k + 1) * period for k in range(len(latencies))])
+    # a second fire for the due time that just ticked does not tick again
+    assert grid.reached(100.0 + len(latencies) * period + 0.0195) is None
 
 
 def test_the_policy_tick_before_a_supervisor_tick_is_the_last_one_strictly_before_it():
