@@ -157,12 +157,37 @@ def eval_low_platforms(teacher: dict[str, Any], student: dict[str, Any], ablated
     return md_table(["bundle", "speed"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
+GRID_KEYS = ("bundle_manifest_sha256", "robot_model", "depth_ablation", "seed", "trials_per_cell", "protocol")
+
+
+def merge_grid_parts(results: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """Sources that are parts of one grid (`parkour eval --only-heights`: the same bundle, model, seed,
+    trials and protocol, each cell seeded as in the whole grid) as one result with every part's cells;
+    a cell run by two parts is refused."""
+    merged: dict[tuple[str, ...], dict[str, Any]] = {}
+    for result in results:
+        key = tuple(json.dumps(result.get(k), sort_keys=True) for k in GRID_KEYS)
+        if key not in merged:
+            merged[key] = {**result, "cells": list(result["cells"])}
+            continue
+        whole = merged[key]
+        have = {(c["speed_mps"], c["height_m"]) for c in whole["cells"]}
+        for c in result["cells"]:
+            if (c["speed_mps"], c["height_m"]) in have:
+                cell = f"{c['speed_mps']:g} m/s, {c['height_m']:g} m"
+                raise TableError(f"eval_rows: two sources of {result['bundle']} both ran {cell}")
+            whole["cells"].append(c)
+    return list(merged.values())
+
+
 def eval_rows(*results: dict[str, Any]) -> str:
     """`parkour eval` rows, one per source and speed: bundle, robot model, success (falls / stops at the
     box / times out) and, where BLIND drove, the success of the trials the bundle drove alone. The
-    columns are the heights every source ran (a part of a grid beside the whole grid: its cells)."""
+    columns are the heights every source ran (a part of a grid beside the whole grid: its cells); parts
+    of one grid join into one row per speed (:func:`merge_grid_parts`)."""
     from training.eval.protocol import FAILURES
 
+    results = merge_grid_parts(results)
     heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
     if not heights:
         raise TableError("eval_rows: the sources share no obstacle height")

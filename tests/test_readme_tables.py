@@ -91,3 +91,15 @@ def test_a_bundle_manifest_s_provenance_counts_as_the_source_s(tables, tmp_path)
     _edit_json(tmp_path / manifest, lambda data: data["provenance"].pop("git_commit"))
     with pytest.raises(tables.TableError, match="git_commit"):
         tables.load_source(tmp_path / manifest)
+
+
+def test_parts_of_one_eval_grid_join_into_one_row_and_a_cell_run_twice_is_refused(tables):
+    part = json.loads((REPO / "training/eval/baseline/student_step_lib_10cm/eval.json").read_text())
+    rest = json.loads((REPO / "training/eval/baseline/student_step_lib_rest/eval.json").read_text())
+    whole = json.loads((REPO / "training/eval/baseline/student_step_low_platforms/eval.json").read_text())
+    table = tables.eval_rows(whole, part, rest)
+    header, *rows = [line for line in table.splitlines() if line.startswith("|") and "---" not in line]
+    assert [c.strip() for c in header.split("|")[5:-1]] == ["5 cm", "10 cm", "15 cm", "20 cm"]
+    assert len(rows) == 4  # two bundles x two speeds: the lib student's parts are one row per speed
+    with pytest.raises(tables.TableError, match="both ran"):
+        tables.eval_rows(part, part)
