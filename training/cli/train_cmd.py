@@ -61,8 +61,8 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
     r.add_argument(
         "--backend", choices=("mujoco_cpu", "mjlab"), default=None,
-        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task on MuJoCo-Warp in .venv-mjlab "
-        "(default: the config's env.backend)",
+        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task (box terrain, height scan) or "
+        "h1_walk on MuJoCo-Warp in .venv-mjlab (default: the config's env.backend)",
     )  # fmt: skip
     r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
 
@@ -130,7 +130,8 @@ MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab 
 
 
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
-    """The teacher task on mjlab (training/backends/mjlab/smoke.py, which runs under .venv-mjlab)."""
+    """A teacher config (PHP's teacher) or h1_walk on mjlab (training/backends/mjlab/smoke.py, which runs
+    under .venv-mjlab)."""
     import subprocess
     import sys
 
@@ -141,8 +142,9 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
         raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
     cfg = load_train_config(config, overrides)
     if cfg.kind != "teacher":
-        raise ValueError(f"--backend mjlab trains the teacher task; {config} is a {cfg.kind} config (its "
-                         "student stays on mujoco_cpu: mjlab's sensors give no depth image)")  # fmt: skip
+        raise ValueError(f"--backend mjlab trains the teacher task and h1_walk; {config} is a {cfg.kind} config "
+                         "(the students stay on mujoco_cpu: mjlab has no DAgger + PPO hybrid and their depth "
+                         "task is not written; see training/backends/mjlab/__init__.py)")  # fmt: skip
     script = Path(__file__).resolve().parents[1] / "backends" / "mjlab" / "smoke.py"
     cmd = [sys.executable, str(script), "--config", str(config), "--iterations", str(cfg.run.max_iterations),
            "--device", cfg.run.device, "--out", str(out)]  # fmt: skip

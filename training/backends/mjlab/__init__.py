@@ -1,1 +1,41 @@
-"""The mjlab (MuJoCo-Warp) backend: runs inside .venv-mjlab (setup.sh), never imported by the runtime."""
+"""The mjlab (MuJoCo-Warp) backend: runs inside .venv-mjlab (setup.sh), never imported by the runtime.
+
+What runs on mjlab 1.6.0 (``parkour train run --config <cfg> --backend mjlab --device cpu|cuda``, which
+calls ``smoke.py`` under .venv-mjlab; ``test_smoke.py`` trains both for two iterations on warp's CPU
+device and checks them against our CPU code with ``checks.py``):
+
+- the PHP teacher (``task.py``, ``Parkour-PHP-Teacher-G1``): motion tracking on mjlab's G1, each
+  reference's boxes on its own tile of mjlab's terrain generator (``terrain.py``), the privileged
+  0.7 m x 0.7 m height scan as a yaw-aligned ray-cast sensor on the CPU env's grid, several
+  references in one run with adaptive start sampling per reference (``motion.py``);
+- ``h1_walk`` (``h1_velocity.py``, ``Parkour-H1-Velocity``): our own H1 MJCF on mjlab's velocity-task
+  managers, h1_walk's observation terms, gait clock and unitree_rl_gym reward terms.
+
+Not on mjlab: the students (walking, step-up, PHP's): they train by our hybrid DAgger + PPO
+(``training/rl``), which mjlab's runner does not have, and no student task is written here.
+
+**Can mjlab give each environment the students' 58 x 87 depth image? Yes**, two ways, both measured
+by ``checks.py depth`` (G1 torso D435 mount of the robot spec, 4 environments, warp's CPU device):
+
+1. ``mjlab.sensor.CameraSensorCfg(data_types=("depth",))`` (``mjlab/sensor/camera_sensor.py``) wraps a
+   MuJoCo camera and renders through mujoco_warp's ray-traced renderer
+   (``mujoco_warp.create_render_context`` / ``mujoco_warp.render``, ``_src/render.py``: one BVH over the
+   worlds, refit at every ``Simulation.sense()``); ``sensor.data.depth`` is ``[num_envs, 58, 87, 1]``
+   float32 planar z-depth (0 where a ray misses), the convention of our simulated D435. It equals our
+   CPU ray-cast depth (``parkour_sim.depth_camera.SimDepthCamera``, ``mj_multiRay``) to 1e-6 m, but only
+   at square pixels: ``render_util.compute_ray`` crops the camera's sensor to the image's aspect, so an
+   87 x 58 pixel image spans 79.5 x 58 deg, not the D435's 87 x 58 deg (up to 0.11 m apart at the box
+   edges). The D435's field needs a 99 x 58 render (86.8 x 58 deg) resized to 87 columns.
+2. ``mjlab.sensor.RayCastSensorCfg`` with a pattern carrying our camera's 5,046 pixel rays (on
+   ``torso_link``, ``ray_alignment="base"``; ``checks.camera_ray_pattern_cfg``): z-depth = distance /
+   |(x, y, -1)|, equal to our CPU depth image at 87 x 58 deg to 3.4e-7 m.
+
+Cost on warp's CPU device here (2 shared cores, 4 environments): a 58 x 87 render 24-41 ms for all four,
+against 220-300 ms for an env step (smoke_cpu: 10 physics steps of 2 ms); the ray sensor 76-83 ms. On a GPU it is not
+measured (no GPU was lent); mujoco_warp's renderer is built for batched rendering on GPUs, so usable
+cost there is likely but unproven. What a student task on mjlab would take: the teacher env plus the
+camera (1 or 2 above) and our depth noise, latency and preprocessing (``parkour_sim.depth_camera``,
+``parkour_core.depth``) as torch observation terms at the camera's 30 Hz, the student's proprioceptive
+terms from its bundle manifest, the teacher's privileged group for DAgger labels, and our runner with
+``HybridPPO`` (``training/rl``) over mjlab's ``RslRlVecEnvWrapper`` instead of mjlab's runner.
+"""

@@ -1,15 +1,20 @@
-"""Our teacher task on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
-paper-scale run on a GPU.
+"""Our tasks on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
+paper-scale run on a GPU. The config's ``task`` picks the mjlab task: ``h1_walk`` trains the H1
+velocity task (:mod:`training.backends.mjlab.h1_velocity`), any teacher config the PHP teacher
+(:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files, else the config's
+``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm box).
 
     .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
     make mjlab-smoke
     parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
+    parkour train run --config h1_walk_gpu --backend mjlab --device cuda --out DIR
 
 Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
 says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
 ``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
-iteration after the first, median and p1-p99, beside the whole wall time with set-up) and mjlab's
-run folder (checkpoints, TensorBoard events).
+iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
+references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
+events, the ONNX export).
 """
 
 from __future__ import annotations
@@ -26,24 +31,32 @@ ROOT = Path(__file__).resolve().parents[3]
 VENV_PY = ROOT / ".venv-mjlab" / "bin" / "python"
 
 
-def _reexec_in_venv() -> None:
+# What the mjlab scripts import from the checkout: the training package, parkour_core, and parkour_sim
+# (h1_walk's env module and the depth camera; read with mujoco 3.11 there).
+CHECKOUT_PATHS = [str(ROOT), str(ROOT / "src" / "parkour_core"), str(ROOT / "src" / "parkour_sim")]
+
+
+def reexec_in_venv(script: str | Path = __file__, what: str = "mjlab smoke") -> None:
+    """Re-run ``script`` under .venv-mjlab unless mjlab imports here; without .venv-mjlab say so and exit 0."""
     if importlib.util.find_spec("mjlab") is not None:
         return
     if not VENV_PY.exists():
-        print("mjlab smoke: skipped, no .venv-mjlab (create it with: bash training/backends/mjlab/setup.sh)")
+        print(f"{what}: skipped, no .venv-mjlab (create it with: bash training/backends/mjlab/setup.sh)")
         sys.exit(0)
-    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve()), *sys.argv[1:]])
+    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(script).resolve()), *sys.argv[1:]])
 
 
 def main(argv: list[str] | None = None) -> int:
-    _reexec_in_venv()
-    # The training package and parkour_core (config parsing only) come from the checkout.
-    sys.path[:0] = [str(ROOT), str(ROOT / "src" / "parkour_core")]
+    reexec_in_venv()
+    sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="smoke_cpu")
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--num-envs", type=int, default=None, help="default: the config's env.num_envs")
-    parser.add_argument("--motion", default=None, help="a synth motion_*.npz; default: a standing reference")
+    parser.add_argument(
+        "--motion", action="append", default=[], help="a synth motion_*.npz (repeatable); default: env.motions, "
+        "else two toy references",
+    )  # fmt: skip
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: mjlab's first GPU")
     parser.add_argument("--out", default="runs/mjlab_smoke")
     args = parser.parse_args(argv)
@@ -55,7 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     from mjlab.scripts.train import TrainConfig as MjlabTrainConfig
     from mjlab.scripts.train import run_train
 
-    from training.backends.mjlab import task
     from training.configs import load_train_config
 
     overrides = {"run.max_iterations": args.iterations, "run.save_interval": args.iterations, "run.device": args.device}
@@ -63,12 +75,19 @@ def main(argv: list[str] | None = None) -> int:
         overrides["env.num_envs"] = args.num_envs
     cfg = load_train_config(args.config, overrides)
     out = Path(args.out).resolve()
-    motion = (
-        task.convert_motion(args.motion, out / "motion.npz")
-        if args.motion
-        else task.standing_motion(out / "motion.npz", fps=cfg.env.control_hz)
-    )
-    task_id = task.register(cfg, motion)
+    extra: dict = {}
+    if cfg.task == "h1_walk":
+        from training.backends.mjlab import h1_velocity
+
+        task_id = h1_velocity.register(cfg)
+    else:
+        from training.backends.mjlab import task
+
+        motions = task.motions_for(cfg, out, args.motion)
+        task_id = task.register(cfg, motions)
+        extra = {"references": [str(m) for m in motions], "height_scan": cfg.env.height_scan}
+    if cfg.run.minutes:
+        print(f"mjlab: run.minutes ({cfg.run.minutes}) is not a time box here; mjlab runs run.max_iterations")
     from mjlab.tasks.registry import load_env_cfg, load_rl_cfg
 
     gpus = None if args.device == "cpu" else [0]
@@ -89,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "env_steps_per_s_each_iteration": rates,
         "wall_s_including_setup": round(wall, 2),
         "env_steps_per_s_including_setup": round(steps / wall, 1),
+        **extra,
     }
     (out / "mjlab_smoke.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result))

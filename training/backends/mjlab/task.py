@@ -4,27 +4,38 @@ Runs inside ``.venv-mjlab`` only (setup.sh; mjlab pins mujoco 3.11). It is a thi
 own managers and its BeyondMimic tracking terms (``mjlab.tasks.tracking``) do the work; this module
 sets them from a :class:`training.configs.TrainConfig`:
 
-- **reference**: :func:`convert_motion` runs a synth ``motion_*.npz`` (root pose + 29 joints at 50
+- **references**: :func:`convert_motion` runs a synth ``motion_*.npz`` (root pose + 29 joints at 50
   fps) through forward kinematics on mjlab's own G1 model, and writes the arrays mjlab's
   ``MotionLoader`` reads (joint_pos/vel in mjlab's joint order, every body's world pose and
-  velocity in mjlab's body order). The motion's fps must equal the control rate: mjlab advances one
-  reference frame per env step.
+  velocity in mjlab's body order) plus the reference's boxes (``terrain_box_*``). The motion's fps
+  must equal the control rate: mjlab advances one reference frame per env step. Several references
+  train in one run (:mod:`training.backends.mjlab.motion`: each environment tracks its own).
+- **terrain**: each reference's boxes on its own tile of mjlab's terrain generator, the
+  environments spread over the tiles (:mod:`training.backends.mjlab.terrain`, which says why tiles
+  and not per-environment terrain).
+- **privileged height scan** (``env.height_scan``): a yaw-aligned ray-cast sensor on the pelvis over
+  the CPU env's 11 x 11 grid of 0.7 m x 0.7 m, read as ``pelvis_z - terrain height`` by mjlab's
+  ``height_scan`` term, in the actor's and the critic's observation (121 values each).
 - **rewards**: PHP's DeepMimic kernels with PHP's sigmas and weights (``cfg.reward``) on mjlab's
   term functions (their ``std`` is our sigma: both compute ``exp(-err / sigma^2)``), plus action
   rate, joint limits and self-contact.
 - **termination**: anchor (pelvis) position error, end-effector position error (both
   ``cfg.termination.tracking_error_m``, PHP's 0.5 m), anchor orientation ``anchor_ori``, time-out.
 - **domain randomization**: foot friction, torso CoM offset, encoder bias, pushes (``cfg.randomization``).
-- **sampling**: mjlab's adaptive start sampling (``cfg.sampling.adaptive``) or uniform.
+- **sampling**: mjlab's adaptive start sampling (``cfg.sampling.adaptive``; 1 s bins per reference)
+  or uniform.
 - **PPO**: rsl-rl 5.4.2 through mjlab's runner config, from ``cfg.policy`` and ``cfg.ppo``.
 
-Not mapped yet: the box terrain of each reference (the scene is mjlab's plane), the height scan
-(mjlab's ``terrain_height_sensor`` would provide it), and the student (mjlab has no DAgger+PPO
-hybrid: the student trains on our algorithms, training/algorithms).
+Not mapped: the CPU env's other privileged terms that mjlab's tracking observation lacks (global
+pelvis pose, ``pelvis_pos_w``/``pelvis_ori_w``); a new reference per reset (an environment keeps
+its tile's reference for the run); ``env.reference_s`` (references are used whole); and the
+student (mjlab has no DAgger+PPO hybrid: the student trains on our algorithms, training/algorithms;
+its depth image is possible on mjlab, see ``training/backends/mjlab/__init__.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +47,7 @@ from training.configs import TrainConfig
 
 TASK_ID = "Parkour-PHP-Teacher-G1"
 ANCHOR_BODY = "pelvis"  # PHP's privileged pelvis pose; BeyondMimic's default anchor is the torso
+TERRAIN_KEYS = ("terrain_box_center", "terrain_box_half_size", "terrain_box_yaw")
 END_EFFECTORS = ("left_ankle_roll_link", "right_ankle_roll_link", "left_wrist_yaw_link", "right_wrist_yaw_link")
 
 
@@ -110,14 +122,20 @@ def convert_motion(synth_npz: Path | str, out_npz: Path | str) -> Path:
     joints = {name: src["joint_pos"][:, k].astype(np.float64) for k, name in enumerate(joint_names)}
     root_pos, root_quat = src["root_pos"].astype(np.float64), src["root_quat"].astype(np.float64)
     arrays = kinematic_motion(root_pos, root_quat, joints, float(src["fps"]))
+    for key in TERRAIN_KEYS:  # the reference's boxes, in its own frame (training.envs.reference.Terrain)
+        if key in src:
+            arrays[key] = np.asarray(src[key], dtype=np.float64)
     out = Path(out_npz)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, **arrays)
     return out
 
 
-def standing_motion(out_npz: Path | str, seconds: float = 4.0, fps: float = 50.0) -> Path:
-    """A reference without data (smoke runs): mjlab's G1 home keyframe held still."""
+def standing_motion(
+    out_npz: Path | str, seconds: float = 4.0, fps: float = 50.0, boxes: list[tuple] | None = None
+) -> Path:
+    """A reference without data (smoke runs): mjlab's G1 home keyframe held still at the origin, facing
+    +x; ``boxes``: ``(center xyz, half size xyz, yaw)`` of each box of its terrain."""
     from mjlab.asset_zoo.robots.unitree_g1.g1_constants import HOME_KEYFRAME
 
     model = _g1_model()
@@ -131,38 +149,98 @@ def standing_motion(out_npz: Path | str, seconds: float = 4.0, fps: float = 50.0
         joints[name] = np.full(t, value)
     root_pos = np.tile(np.asarray(HOME_KEYFRAME.pos, dtype=np.float64), (t, 1))
     root_quat = np.tile([1.0, 0.0, 0.0, 0.0], (t, 1))
+    arrays = kinematic_motion(root_pos, root_quat, joints, fps)
+    boxes = boxes or []
+    arrays["terrain_box_center"] = np.array([b[0] for b in boxes], dtype=np.float64).reshape(-1, 3)
+    arrays["terrain_box_half_size"] = np.array([b[1] for b in boxes], dtype=np.float64).reshape(-1, 3)
+    arrays["terrain_box_yaw"] = np.array([b[2] for b in boxes], dtype=np.float64).reshape(-1)
     out = Path(out_npz)
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(out, **kinematic_motion(root_pos, root_quat, joints, fps))
+    np.savez(out, **arrays)
     return out
+
+
+# Two references without data for smoke runs and tests: standing still in front of a 10 cm and a 20 cm
+# box whose near edge is 0.18 m ahead of the pelvis (the scan's three front rows, x = 0.21-0.35 m,
+# lie on it; the G1's toes end about 0.12 m ahead).
+TOY_BOXES = (
+    [((0.40, 0.0, 0.05), (0.22, 0.6, 0.05), 0.0)],
+    [((0.40, 0.0, 0.10), (0.22, 0.6, 0.10), 0.0)],
+)
+
+
+def toy_motions(out_dir: Path | str, fps: float = 50.0) -> list[Path]:
+    """The smoke's references: :data:`TOY_BOXES`, one standing reference each."""
+    return [
+        standing_motion(Path(out_dir) / f"motion_toy{k}.npz", fps=fps, boxes=boxes) for k, boxes in enumerate(TOY_BOXES)
+    ]
+
+
+def motions_for(cfg: TrainConfig, out_dir: Path | str, motion: list[str] | None = None) -> list[Path]:
+    """The run's references as mjlab npz files: ``motion`` (synth files), else ``env.motions`` (every
+    ``motion_*.npz`` there, only ``env.skills`` when set), else :func:`toy_motions`."""
+    out_dir = Path(out_dir)
+    sources = [Path(m) for m in motion or []]
+    if not sources and cfg.env.motions:
+        sources = sorted(Path(cfg.env.motions).glob("motion_*.npz"))
+        if cfg.env.skills:
+            sources = [p for p in sources if str(np.load(p)["skill"]) in set(cfg.env.skills)]
+        if not sources:
+            raise FileNotFoundError(f"{cfg.env.motions} holds no motion_*.npz for skills {cfg.env.skills or 'any'}")
+    if not sources:
+        return toy_motions(out_dir / "motions", fps=cfg.env.control_hz)
+    return [convert_motion(p, out_dir / "motions" / p.name) for p in sources]
 
 
 # ----------------------------------------------------------------------------- the task
 
 
-def env_cfg(cfg: TrainConfig, motion_file: Path | str, world_size: int = 1, play: bool = False):
-    """mjlab's ManagerBasedRlEnvCfg for one teacher, from our config (num_envs split over ranks)."""
+def env_cfg(cfg: TrainConfig, motion_files: list[Path] | list[str], world_size: int = 1, play: bool = False):
+    """mjlab's ManagerBasedRlEnvCfg for one teacher over ``motion_files`` (converted npz, each with its
+    boxes), from our config (num_envs split over ranks)."""
     from mjlab.managers.event_manager import EventTermCfg
     from mjlab.managers.reward_manager import RewardTermCfg
     from mjlab.managers.termination_manager import TerminationTermCfg
     from mjlab.tasks.tracking import mdp
     from mjlab.tasks.tracking.config.g1.env_cfgs import unitree_g1_flat_tracking_env_cfg
 
-    motion = np.load(motion_file)
-    if abs(float(motion["fps"]) - cfg.env.control_hz) > 1e-6:
-        raise ValueError(f"{motion_file}: {float(motion['fps'])} fps, but env.control_hz is {cfg.env.control_hz}")
+    from training.backends.mjlab import terrain
+    from training.backends.mjlab.motion import ReferenceMotionCommandCfg
+
+    motion_files = [str(f) for f in ([motion_files] if isinstance(motion_files, str | Path) else motion_files)]
+    if not motion_files:
+        raise ValueError("the teacher needs at least one reference")
+    for f in motion_files:
+        fps = float(np.load(f)["fps"])
+        if abs(fps - cfg.env.control_hz) > 1e-6:
+            raise ValueError(f"{f}: {fps} fps, but env.control_hz is {cfg.env.control_hz}")
     if cfg.env.num_envs % world_size:
         raise ValueError(f"env.num_envs {cfg.env.num_envs} does not split over {world_size} GPUs")
+    if cfg.env.num_envs // world_size < len(motion_files):
+        raise ValueError(f"{len(motion_files)} references need at least as many environments per GPU, got "
+                         f"{cfg.env.num_envs // world_size}")  # fmt: skip
 
     env = unitree_g1_flat_tracking_env_cfg(play=play)
     env.scene.num_envs = cfg.env.num_envs // world_size
     env.episode_length_s = cfg.env.episode_length_s
     env.decimation = cfg.env.decimation
     env.sim.mujoco.timestep = cfg.env.physics_dt_s
+    env.sim.nconmax = max(env.sim.nconmax or 0, 64)  # feet on box edges: more contacts than on a plane
     env.seed = cfg.run.seed
 
-    cmd = env.commands["motion"]
-    cmd.motion_file = str(motion_file)
+    # The boxes of each reference, one tile each; the environments spread over the tiles.
+    env.scene.terrain = terrain.reference_terrain_cfg(motion_files, seed=cfg.run.seed)
+    if cfg.env.height_scan:
+        env.scene.sensors = (*(env.scene.sensors or ()), terrain.height_scan_sensor_cfg(ANCHOR_BODY))
+        for group in ("actor", "critic"):
+            env.observations[group].terms["height_scan"] = terrain.height_scan_term_cfg()
+
+    base = env.commands["motion"]
+    cmd = ReferenceMotionCommandCfg(
+        **{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}, motion_files=tuple(motion_files)
+    )
+    env.commands["motion"] = cmd
+    cmd.motion_file = motion_files[0]
     cmd.anchor_body_name = ANCHOR_BODY
     if not play:
         cmd.sampling_mode = "adaptive" if cfg.sampling.adaptive else "uniform"
@@ -259,7 +337,9 @@ def rl_cfg(cfg: TrainConfig):
     )
 
 
-def register(cfg: TrainConfig, motion_file: Path | str, world_size: int = 1, task_id: str = TASK_ID) -> str:
+def register(
+    cfg: TrainConfig, motion_files: list[Path] | list[str], world_size: int = 1, task_id: str = TASK_ID
+) -> str:
     """Register our teacher in mjlab's task registry (so mjlab's train/play scripts find it)."""
     from mjlab.tasks.registry import list_tasks, register_mjlab_task
     from mjlab.tasks.tracking.rl import MotionTrackingOnPolicyRunner
@@ -267,8 +347,8 @@ def register(cfg: TrainConfig, motion_file: Path | str, world_size: int = 1, tas
     if task_id not in list_tasks():
         register_mjlab_task(
             task_id=task_id,
-            env_cfg=env_cfg(cfg, motion_file, world_size),
-            play_env_cfg=env_cfg(cfg, motion_file, world_size, play=True),
+            env_cfg=env_cfg(cfg, motion_files, world_size),
+            play_env_cfg=env_cfg(cfg, motion_files, world_size, play=True),
             rl_cfg=rl_cfg(cfg),
             runner_cls=MotionTrackingOnPolicyRunner,
         )
