@@ -1,19 +1,23 @@
-"""Learner throughput of teacher PPO and the student's hybrid DAgger + PPO update at given env counts.
+"""Learner throughput of the runner's algorithms at given env counts: rsl_rl's PPO (the teacher tasks) and
+HybridPPO on the recurrent depth student (the student tasks).
 
-    .venv/bin/python bench/training/throughput.py --device cpu --envs 16 64 --size tiny      # here
-    python bench/training/throughput.py --device cuda --envs 4096 16384 --size php            # GPU machine
+    .venv/bin/python bench/training/throughput.py --device cpu --envs 8 \\
+        --teacher-config php_teacher_tiny --student-config php_student_tiny --repeats 1        # a CPU check
+    python bench/training/throughput.py --device cuda --envs 4096 16384                       # GPU machine
 
-For every env count N it times one training iteration of the learner the way rsl-rl runs it:
-``num_steps_per_env`` policy steps over N observations (actor sample + critic value, no gradient:
-the acting cost per env step) and the update (``num_epochs`` x ``num_mini_batches`` over the
-N x T batch) with ``training.algorithms.hybrid.HybridPPODagger``: the teacher at k = K (lambda_PPO
-0.9, DAgger masked off), the student at k = 0 (pure DAgger) and k = K/4 (both terms). The simulator
-is not in these numbers (the environments are timed by their own backends: mjlab's smoke reports
-env-steps/s); ``env_steps_per_s`` is N x T over the learner's time per iteration, the ceiling the
-learner puts on a training run. PPO settings and widths come from a training config
-(``--config``); ``--size tiny`` shrinks the MLPs for a CPU run. The student here is the MLP head on a
-flat observation (proprioception + a 32-d depth latent): the recurrent GRU and the depth CNN are
-not in the hybrid update yet (training/algorithms/README.md "Not wired yet").
+For every env count N it times one training iteration of the learner the way the one runner
+(``training.rl.runner.Runner``) runs it, on random observations of the tasks' shapes:
+``num_steps_per_env`` times ``alg.act`` + ``alg.process_env_step`` over N observations (the acting
+cost per env step: actor sample, critic value, normalizers, storage), then ``compute_returns`` +
+``update`` (``num_epochs`` x ``num_mini_batches`` over the N x T batch). The algorithms are built by
+rsl_rl from the train configs the tasks hand the runner (``training.rl.task_cfg``): the teacher is
+rsl_rl's ``PPO`` on the MLP actor and critic (``ppo_mlp_cfg``; no schedule: ``k_name`` K), the
+student ``HybridPPO`` on the depth student (``DepthRecurrentModel``: depth CNN + GRU + MLP, recurrent
+mini-batches) with an MLP critic on the privileged observation (``hybrid_student_cfg``), at k = 0
+(pure DAgger) and k = K/4 (both terms). The simulator is not in these numbers (the environments are
+timed by their own backends: mjlab's smoke reports env-steps/s); ``env_steps_per_s`` is N x T over
+the learner's time per iteration, the ceiling the learner puts on a training run. Widths and PPO
+settings are the configs' (``--teacher-config``, ``--student-config``: the paper's by default).
 
 Writes bench/results/training_throughput.json (``--out``).
 """
@@ -21,25 +25,34 @@ Writes bench/results/training_throughput.json (``--out``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import platform
 import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import torch
+from tensordict import TensorDict
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from parkour_core.provenance import provenance  # noqa: E402
-from training.algorithms.hybrid import MLPActorCritic, RolloutBatch  # noqa: E402
-from training.configs import load_train_config  # noqa: E402
-from training.launch.multi_gpu import DistributedHybridPPODagger  # noqa: E402
+from training.configs import TrainConfig, load_train_config  # noqa: E402
+from training.envs.privileged import privileged_size  # noqa: E402
+from training.export.student import STUDENT_OBS_TERMS  # noqa: E402
+from training.php_student.task import MASK_GROUP  # noqa: E402
+from training.rl.algorithms import HybridPPO  # noqa: E402
+from training.rl.models import DEPTH_GROUP, TEACHER_GROUP  # noqa: E402
+from training.rl.task_cfg import hybrid_student_cfg, ppo_mlp_cfg  # noqa: E402
 
 TEACHER_OBS = 449  # PHP code's actor: 160 proprioceptive/reference terms + 289 height-scan rays
-STUDENT_OBS = 100 + 32  # proprioception + velocity command (~100) and the depth latent (32)
+DEPTH_HW = (58, 87)  # the bundle's policy image
 ACTIONS = 29
 
 
@@ -48,54 +61,65 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _batch(model: MLPActorCritic, n: int, obs_dim: int, device: str, gen: torch.Generator) -> RolloutBatch:
-    obs = torch.randn(n, obs_dim, generator=gen).to(device)
-    with torch.no_grad():
-        d = model.action_distribution(obs)
-        actions = d.sample()
-        return RolloutBatch(
-            obs=obs,
-            actions=actions,
-            log_probs=d.log_prob(actions).sum(-1),
-            advantages=torch.randn(n, generator=gen).to(device),
-            returns=torch.randn(n, generator=gen).to(device),
-            values=model.value(obs),
-            action_mean=d.mean,
-            action_std=d.stddev,
-            teacher_actions=torch.randn(n, ACTIONS, generator=gen).to(device),
-            dagger_mask=torch.rand(n, generator=gen).to(device) < 0.9,
-        )
+def observations(role: str, n: int, device: str, gen: torch.Generator) -> TensorDict:
+    """Random observation groups of the role's task, as its environment hands them to the runner."""
+    if role == "teacher_ppo":
+        groups = {"policy": torch.randn(n, TEACHER_OBS, generator=gen)}
+    else:
+        groups = {
+            "policy": torch.randn(n, sum(t.dims for t in STUDENT_OBS_TERMS), generator=gen),
+            DEPTH_GROUP: torch.rand(n, *DEPTH_HW, generator=gen),
+            "privileged": torch.randn(n, privileged_size(), generator=gen),
+            TEACHER_GROUP: torch.randn(n, ACTIONS, generator=gen),
+            MASK_GROUP: (torch.rand(n, 1, generator=gen) < 0.9).float(),
+        }
+    return TensorDict({k: v.to(device) for k, v in groups.items()}, batch_size=[n], device=device)
 
 
-def time_learner(
-    *, cfg, obs_dim: int, hidden: list[int], num_envs: int, k: int, device: str, repeats: int, seed: int
-) -> dict:
+def build(role: str, cfg: TrainConfig, obs: TensorDict, device: str) -> Any:
+    """The role's algorithm as rsl_rl's runner builds it from the task's train config."""
+    if role == "teacher_ppo":
+        train_cfg = ppo_mlp_cfg(cfg, ["policy"], ["policy"])
+    else:
+        train_cfg = hybrid_student_cfg(cfg, ["privileged"], mask_group=MASK_GROUP)
+    train_cfg["multi_gpu"] = None
+    env = SimpleNamespace(num_envs=obs.batch_size[0], num_actions=ACTIONS)
+    alg_class = train_cfg["algorithm"]["class_name"]
+    with contextlib.redirect_stdout(io.StringIO()):  # rsl_rl prints the models, as the Runner keeps quiet
+        return alg_class.construct_algorithm(obs, env, train_cfg, device)
+
+
+def time_learner(*, role: str, cfg: TrainConfig, num_envs: int, k: int, device: str, repeats: int, seed: int) -> dict:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = MLPActorCritic(obs_dim, ACTIONS, hidden=hidden, init_std=cfg.policy.init_noise_std).to(device)
+    obs = observations(role, num_envs, device, gen)
+    alg = build(role, cfg, obs, device)
     total = cfg.run.max_iterations
-    algo = DistributedHybridPPODagger(model, total_iterations=total, config=cfg.hybrid_config())
+    if isinstance(alg, HybridPPO):
+        alg.total_iterations, alg.schedule_iteration = total, k
     steps = cfg.ppo.num_steps_per_env
-    obs = torch.randn(num_envs, obs_dim, generator=gen).to(device)
-    batch = _batch(model, num_envs * steps, obs_dim, device, gen)
+    rewards = torch.randn(num_envs, generator=gen).to(device)
+    dones = torch.zeros(num_envs, dtype=torch.long, device=device)
+    alg.train_mode()
     act_s, upd_s = [], []
     for rep in range(repeats + 1):  # the first round warms up (allocator, kernels) and is dropped
         _sync(device)
         t0 = time.perf_counter()
-        with torch.no_grad():
+        with torch.inference_mode():
             for _ in range(steps):
-                model.action_distribution(obs).sample()
-                model.value(obs)
-        _sync(device)
-        t1 = time.perf_counter()
-        algo.update(batch, k)
+                alg.act(obs)
+                alg.process_env_step(obs, rewards, dones, {})
+            _sync(device)
+            t1 = time.perf_counter()
+            alg.compute_returns(obs)
+        alg.update()
         _sync(device)
         t2 = time.perf_counter()
         if rep:
             act_s.append(t1 - t0)
             upd_s.append(t2 - t1)
     act, upd = statistics.median(act_s), statistics.median(upd_s)
-    params = sum(p.numel() for p in model.parameters())
+    params = sum(p.numel() for m in (alg.actor, alg.critic) for p in m.parameters())
     return {
         "num_envs": num_envs,
         "k": k,
@@ -115,11 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--envs", type=int, nargs="+", default=[16, 64])
-    parser.add_argument(
-        "--size", choices=("tiny", "php"), default="tiny", help="tiny: [64, 64] MLPs; php: config widths"
-    )
-    parser.add_argument("--teacher-config", default="php_teacher_gpu")
-    parser.add_argument("--student-config", default="php_student_gpu")
+    parser.add_argument("--teacher-config", default="php_teacher_gpu", help="the teacher's widths and PPO settings")
+    parser.add_argument("--student-config", default="php_student_gpu", help="the student's widths and PPO settings")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "training_throughput.json"))
@@ -136,33 +157,27 @@ def main(argv: list[str] | None = None) -> int:
         "device": torch.cuda.get_device_name(0) if args.device == "cuda" else platform.processor() or "cpu",
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
-        "size": args.size,
-        "note": "learner only (acting + update); the simulator is timed by its backend",
+        "configs": {"teacher": args.teacher_config, "student": args.student_config},
+        "note": "learner only (acting + update) of the runner's algorithms; the simulator is timed by its backend",
         "runs": [],
     }
-    for role, config, obs_dim, ks in (
-        ("teacher_ppo", args.teacher_config, TEACHER_OBS, ("K",)),
-        ("student_hybrid", args.student_config, STUDENT_OBS, ("0", "K/4")),
+    for role, config, ks in (
+        ("teacher_ppo", args.teacher_config, ("K",)),
+        ("student_hybrid", args.student_config, ("0", "K/4")),
     ):
         cfg = load_train_config(config)
-        hidden = [64, 64] if args.size == "tiny" else list(cfg.policy.actor_hidden)
+        hidden = list(cfg.policy.actor_hidden)
         for n in args.envs:
-            if n * cfg.ppo.num_steps_per_env < cfg.ppo.num_mini_batches:
-                print(f"throughput: {role} skips {n} envs (fewer samples than mini-batches)", file=sys.stderr)
+            # Recurrent mini-batches are groups of environments; flat ones, groups of samples.
+            units = n if role == "student_hybrid" else n * cfg.ppo.num_steps_per_env
+            if units < cfg.ppo.num_mini_batches:
+                print(f"throughput: {role} skips {n} envs (fewer than {cfg.ppo.num_mini_batches} mini-batches)",
+                      file=sys.stderr)  # fmt: skip
                 continue
             for k_name in ks:
                 total = cfg.run.max_iterations
                 k = {"0": 0, "K/4": total // 4, "K": total}[k_name]
-                row = time_learner(
-                    cfg=cfg,
-                    obs_dim=obs_dim,
-                    hidden=hidden,
-                    num_envs=n,
-                    k=k,
-                    device=device,
-                    repeats=args.repeats,
-                    seed=0,
-                )
+                row = time_learner(role=role, cfg=cfg, num_envs=n, k=k, device=device, repeats=args.repeats, seed=0)
                 row = {"role": role, "config": config, "k_name": k_name, "hidden": hidden, **row}
                 results["runs"].append(row)
                 print(

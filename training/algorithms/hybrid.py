@@ -1,35 +1,27 @@
-"""PHP's hybrid DAgger + PPO update: ``L = lambda_PPO L_PPO + lambda_D * 10 * L_D``.
+"""PHP's hybrid DAgger + PPO loss, ``L = lambda_PPO L_PPO + lambda_D * 10 * L_D``, as pure functions.
 
 - ``L_PPO``: rsl-rl's PPO loss (clipped surrogate, clipped value loss, entropy bonus).
 - ``L_D``: mean squared error between the student's action (its Gaussian mean) and the teacher's,
   over the samples whose state did NOT break the teachers' original 0.5 m termination: there the
   teacher never trained, so its label is not worth imitating (:func:`dagger_mask`).
 - The weights come from :mod:`training.algorithms.schedules`; the KL-adaptive learning rate
-  (rsl-rl's rule) runs only once lambda_PPO > 0.1.
+  (rsl-rl's rule, :func:`adapt_learning_rate`) runs only once lambda_PPO > 0.1.
 
-The loss pieces are pure functions on tensors; :class:`HybridPPODagger` runs mini-batch epochs
-over a flat rollout batch with any module that follows :class:`ActorCritic`. We do not build on
-rsl-rl-lib's ``PPO``: its ``update()`` draws batches from its own ``RolloutStorage`` and computes
-the loss inline, with no hook for a second term, so using it would mean copying that method.
+The update that uses them is :class:`training.rl.algorithms.HybridPPO`, on rsl_rl's ``PPO``, its
+storage and its recurrent mini-batches; :class:`HybridConfig` is the typed config's view of the
+coefficients (``TrainConfig.hybrid_config``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import torch
-from torch import nn
-from torch.distributions import Normal
 
-from training.algorithms.schedules import ORIGINAL_TERMINATION_M, SchedulePoint, schedule_at
+from training.algorithms.schedules import ORIGINAL_TERMINATION_M
 
 DAGGER_COEF = 10.0
 """PHP's coefficient of the DAgger MSE."""
-
-
-# ----------------------------------------------------------------------------- loss pieces
 
 
 def surrogate_loss(
@@ -91,13 +83,6 @@ def masked_mse(student_actions: torch.Tensor, teacher_actions: torch.Tensor, mas
     return (per_sample * weights).sum() / weights.sum().clamp(min=1.0)
 
 
-def gaussian_kl(
-    old_mean: torch.Tensor, old_std: torch.Tensor, new_mean: torch.Tensor, new_std: torch.Tensor
-) -> torch.Tensor:
-    """KL(old || new) of diagonal Gaussians, summed over the action dims (as rsl-rl computes it)."""
-    return torch.distributions.kl_divergence(Normal(old_mean, old_std), Normal(new_mean, new_std)).sum(dim=-1)
-
-
 def adapt_learning_rate(
     lr: float,
     kl: float,
@@ -119,32 +104,6 @@ def adapt_learning_rate(
     if 0.0 < kl < desired_kl / 2.0:
         return min(max_lr, lr * factor)
     return lr
-
-
-def compute_gae(
-    rewards: torch.Tensor,
-    values: torch.Tensor,
-    dones: torch.Tensor,
-    last_values: torch.Tensor,
-    gamma: float = 0.99,
-    lam: float = 0.95,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalised advantage estimation over a [T, N] rollout; returns (advantages, returns).
-
-    ``dones[t]`` True stops bootstrapping after step t. Time-outs should be bootstrapped by the
-    environment into the reward (as rsl-rl does), not signalled as ``dones`` here.
-    """
-    if not rewards.shape == values.shape == dones.shape or last_values.shape != rewards.shape[1:]:
-        raise ValueError("rewards, values, dones must be [T, N] and last_values [N]")
-    advantages = torch.zeros_like(rewards)
-    running = torch.zeros_like(last_values)
-    not_done = 1.0 - dones.to(rewards.dtype)
-    for t in reversed(range(rewards.shape[0])):
-        next_values = last_values if t == rewards.shape[0] - 1 else values[t + 1]
-        delta = rewards[t] + gamma * not_done[t] * next_values - values[t]
-        running = delta + gamma * lam * not_done[t] * running
-        advantages[t] = running
-    return advantages, advantages + values
 
 
 @dataclass(frozen=True)
@@ -182,228 +141,3 @@ class HybridConfig:
             raise ValueError(f"HybridConfig.desired_kl must be > 0 or None, got {self.desired_kl}")
         if not self.min_lr <= self.learning_rate <= self.max_lr:
             raise ValueError("HybridConfig.learning_rate must lie in [min_lr, max_lr]")
-
-
-@dataclass(frozen=True)
-class HybridLoss:
-    """The total loss and its unweighted parts (``entropy`` is the mean entropy, a bonus)."""
-
-    total: torch.Tensor
-    surrogate: torch.Tensor
-    value: torch.Tensor
-    entropy: torch.Tensor
-    dagger: torch.Tensor
-
-
-def hybrid_loss(
-    *,
-    surrogate: torch.Tensor,
-    value: torch.Tensor,
-    entropy: torch.Tensor,
-    dagger: torch.Tensor,
-    ppo_weight: float,
-    dagger_weight: float,
-    config: HybridConfig,
-) -> HybridLoss:
-    """lambda_PPO (surrogate - c_H H) + w_V c_V L_V + lambda_D c_D L_D, w_V = 1 or lambda_PPO."""
-    value_weight = 1.0 if config.critic_always_trained else ppo_weight
-    total = (
-        ppo_weight * (surrogate - config.entropy_coef * entropy)
-        + value_weight * config.value_loss_coef * value
-        + dagger_weight * config.dagger_coef * dagger
-    )
-    return HybridLoss(total=total, surrogate=surrogate, value=value, entropy=entropy, dagger=dagger)
-
-
-# ----------------------------------------------------------------------------- models and batches
-
-
-class ActorCritic(nn.Module):
-    """What the update needs from a student: a Gaussian policy and a value, on flat observations.
-
-    Subclass it (or follow the two methods). The DAgger term imitates the distribution's mean.
-    """
-
-    def action_distribution(self, obs: torch.Tensor) -> Normal:
-        raise NotImplementedError
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        """One value per sample: [B]."""
-        raise NotImplementedError
-
-
-def _mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    width = inputs
-    for size in hidden:
-        layers += [nn.Linear(width, size), nn.ELU()]
-        width = size
-    layers.append(nn.Linear(width, outputs))
-    return nn.Sequential(*layers)
-
-
-class MLPActorCritic(ActorCritic):
-    """Separate ELU MLPs for actor and critic, state-independent std (rsl-rl's default shape)."""
-
-    def __init__(self, obs_dim: int, num_actions: int, hidden: Sequence[int] = (64, 64), init_std: float = 1.0):
-        super().__init__()
-        self.actor = _mlp(obs_dim, hidden, num_actions)
-        self.critic = _mlp(obs_dim, hidden, 1)
-        self.log_std = nn.Parameter(torch.full((num_actions,), math.log(init_std)))
-
-    def action_distribution(self, obs: torch.Tensor) -> Normal:
-        mean = self.actor(obs)
-        return Normal(mean, self.log_std.exp().expand_as(mean))
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs).squeeze(-1)
-
-
-@dataclass(frozen=True)
-class RolloutBatch:
-    """A flat rollout batch, N samples. ``action_mean``/``action_std`` are the acting policy's, for KL."""
-
-    obs: torch.Tensor  # [N, obs]
-    actions: torch.Tensor  # [N, A]
-    log_probs: torch.Tensor  # [N], summed over action dims
-    advantages: torch.Tensor  # [N]
-    returns: torch.Tensor  # [N]
-    values: torch.Tensor  # [N]
-    action_mean: torch.Tensor  # [N, A]
-    action_std: torch.Tensor  # [N, A]
-    teacher_actions: torch.Tensor  # [N, A]
-    dagger_mask: torch.Tensor  # [N] bool, True = imitate (see dagger_mask())
-
-    def __post_init__(self) -> None:
-        n = self.obs.shape[0]
-        shape_a = tuple(self.actions.shape)
-        if len(shape_a) != 2 or shape_a[0] != n:
-            raise ValueError(f"RolloutBatch.actions must be [N={n}, A], got {shape_a}")
-        for f in fields(self):
-            tensor = getattr(self, f.name)
-            if tensor.shape[0] != n:
-                raise ValueError(f"RolloutBatch.{f.name} has {tensor.shape[0]} samples, obs has {n}")
-            if f.name in ("action_mean", "action_std", "teacher_actions") and tuple(tensor.shape) != shape_a:
-                raise ValueError(f"RolloutBatch.{f.name} must be {shape_a}, got {tuple(tensor.shape)}")
-            if f.name in ("log_probs", "advantages", "returns", "values", "dagger_mask") and tensor.dim() != 1:
-                raise ValueError(f"RolloutBatch.{f.name} must be [N], got {tuple(tensor.shape)}")
-        if self.dagger_mask.dtype != torch.bool:
-            raise ValueError("RolloutBatch.dagger_mask must be a bool tensor")
-
-    def __len__(self) -> int:
-        return int(self.obs.shape[0])
-
-    def select(self, index: torch.Tensor) -> RolloutBatch:
-        return RolloutBatch(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
-
-    def with_advantages(self, advantages: torch.Tensor) -> RolloutBatch:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["advantages"] = advantages
-        return RolloutBatch(**values)
-
-
-@dataclass(frozen=True)
-class UpdateStats:
-    """Means over the mini-batch steps of one update, plus the schedule it ran with."""
-
-    total: float
-    surrogate: float
-    value: float
-    entropy: float
-    dagger: float
-    kl: float
-    learning_rate: float
-    dagger_weight: float
-    ppo_weight: float
-    imitated_fraction: float
-
-    def as_dict(self) -> dict[str, float]:
-        return asdict(self)
-
-
-# ----------------------------------------------------------------------------- the update
-
-
-class HybridPPODagger:
-    """Mini-batch epochs of the hybrid loss at iteration ``k`` of ``total_iterations``."""
-
-    def __init__(
-        self,
-        actor_critic: ActorCritic,
-        total_iterations: int,
-        config: HybridConfig | None = None,
-        generator: torch.Generator | None = None,
-    ) -> None:
-        self.actor_critic = actor_critic
-        self.total_iterations = total_iterations
-        self.config = config or HybridConfig()
-        self.learning_rate = self.config.learning_rate
-        self.optimizer = torch.optim.Adam(actor_critic.parameters(), lr=self.learning_rate)
-        self.generator = generator
-        schedule_at(0, total_iterations)  # validates total_iterations
-
-    def _mini_batches(self, n: int) -> Iterator[torch.Tensor]:
-        for _ in range(self.config.num_epochs):
-            order = torch.randperm(n, generator=self.generator)
-            yield from order.chunk(self.config.num_mini_batches)
-
-    def _set_learning_rate(self, lr: float) -> None:
-        self.learning_rate = lr
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-
-    def update(self, batch: RolloutBatch, k: int) -> UpdateStats:
-        cfg = self.config
-        point: SchedulePoint = schedule_at(k, self.total_iterations)
-        if cfg.normalize_advantages and len(batch) > 1:
-            adv = batch.advantages
-            batch = batch.with_advantages((adv - adv.mean()) / (adv.std() + 1e-8))
-        sums = dict.fromkeys(("total", "surrogate", "value", "entropy", "dagger", "kl"), 0.0)
-        steps = 0
-        for index in self._mini_batches(len(batch)):
-            mb = batch.select(index)
-            dist = self.actor_critic.action_distribution(mb.obs)
-            with torch.no_grad():
-                kl = gaussian_kl(mb.action_mean, mb.action_std, dist.mean, dist.stddev).mean().item()
-            if cfg.desired_kl is not None:
-                lr = adapt_learning_rate(
-                    self.learning_rate,
-                    kl,
-                    cfg.desired_kl,
-                    enabled=point.adaptive_lr,
-                    min_lr=cfg.min_lr,
-                    max_lr=cfg.max_lr,
-                )
-                self._set_learning_rate(lr)
-            loss = hybrid_loss(
-                surrogate=surrogate_loss(
-                    dist.log_prob(mb.actions).sum(-1), mb.log_probs, mb.advantages, cfg.clip_param
-                ),
-                value=value_loss(
-                    self.actor_critic.value(mb.obs),
-                    mb.values,
-                    mb.returns,
-                    cfg.clip_param if cfg.use_clipped_value_loss else None,
-                ),
-                entropy=dist.entropy().sum(-1).mean(),
-                dagger=masked_mse(dist.mean, mb.teacher_actions, mb.dagger_mask),
-                ppo_weight=point.ppo_weight,
-                dagger_weight=point.dagger_weight,
-                config=cfg,
-            )
-            self.optimizer.zero_grad()
-            loss.total.backward()
-            nn.utils.clip_grad_norm_(self.actor_critic.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
-            for name in ("total", "surrogate", "value", "entropy", "dagger"):
-                sums[name] += float(getattr(loss, name).item())
-            sums["kl"] += kl
-            steps += 1
-        means = {name: value / steps for name, value in sums.items()}
-        return UpdateStats(
-            **means,
-            learning_rate=self.learning_rate,
-            dagger_weight=point.dagger_weight,
-            ppo_weight=point.ppo_weight,
-            imitated_fraction=float(batch.dagger_mask.float().mean().item()),
-        )

@@ -6,7 +6,8 @@ smoke runs PHP's chain end to end on the CPU at toy size: motion matching (DIR/m
 teacher by PPO, the recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the
 ONNX-vs-torch parity and int8 checks), and the bundle through the simulated graph (DIR/sim). Writes
 DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim run's
-summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute).
+summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute); a size is
+a config (training/configs/smoke_tiny.yaml, smoke.yaml: task smoke), and an unknown one says which exist.
 `--method hil|llp|hpl` runs another paper's method (training/methods/<method>) to the same outputs
 and the same bundle contract.
 
@@ -42,7 +43,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         help="--method php: the student's config (default training/configs/php_student[_tiny].yaml)",
     )
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--size", choices=("tiny", "smoke"), default="smoke", help="tiny: tests (~1 min); smoke: minutes")
+    s.add_argument(
+        "--size", default="smoke",
+        help="a smoke size: training/configs/*.yaml with task: smoke (tiny: the tests, ~1 min; smoke: minutes)",
+    )  # fmt: skip
     s.add_argument("--no-sim", action="store_true", help="skip the simulated-graph stage")
     s.add_argument(
         "--method",
@@ -50,7 +54,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         default="php",
         help="php (motion-matching teacher + hybrid DAgger/PPO), hil (adversarial motion prior), "
         "llp (MLP-GRU-MLP student with height-scan reconstruction), hpl (fractal terrain, curriculum, "
-        "multi-process DAgger); all end in the same bundle contract",
+        "DAgger with the environments in worker processes); all end in the same bundle contract",
     )
 
     r = sub.add_parser("run", help="any task from its training config, through the one runner (training/rl)")

@@ -34,7 +34,10 @@ from training.algorithms.schedules import DAGGER_FLOOR, ORIGINAL_TERMINATION_M, 
 
 CONFIG_DIR = Path(__file__).resolve().parent
 
-__all__ = ["CONFIG_DIR", "ConfigError", "TrainConfig", "describe_train_config", "load_train_config", "shipped"]
+__all__ = [
+    "CONFIG_DIR", "ConfigError", "SmokeConfig", "TrainConfig", "describe_train_config", "load_smoke_size",
+    "load_train_config", "shipped", "smoke_sizes",
+]  # fmt: skip
 
 
 def param(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
@@ -239,11 +242,19 @@ class HILConfig:
 
 @dataclass(frozen=True)
 class HPLConfig:
-    """hpl_oracle: the terrain curriculum and the scandot encoder (training.methods.hpl)."""
+    """hpl_oracle: the terrain curriculum and the scandot encoder; hpl_student: the shares of its
+    environments and its loss (training.methods.hpl)."""
 
     levels: int = param(5, 1, 100, doc="curriculum levels: one hurdle height each, 0 to the highest")
     encoder_hidden: list = param([64], doc="scandot encoder MLP widths (ELU)")  # noqa: RUF009
     latent_dim: int = param(16, 1, 1024, doc="scandot latent (HPL: 32)")
+    workers: int = param(2, 1, 256, doc="hpl_student: shares of env.num_envs, each labelled by its own oracle")
+    processes: bool = param(
+        True, doc="hpl_student: each share in its own process; false: all in the trainer, stepped in turn"
+    )
+    pure_dagger: bool = param(
+        True, doc="hpl_student: HPL's DAgger (lambda_D held at 1, lambda_PPO at 0); false: PHP's hybrid schedule"
+    )
 
 
 @dataclass(frozen=True)
@@ -283,6 +294,23 @@ class VelocityConfig:
 
 
 @dataclass(frozen=True)
+class SmokeConfig:
+    """task smoke: one size of ``parkour train smoke --size NAME`` (training.pipeline.smoke and the
+    methods' smoke chains): the references it synthesizes and the configs each method's stages train."""
+
+    size: str = param("", doc="the name --size takes ('': not a smoke size)")
+    motions: int = param(2, 1, 1000, doc="references `parkour mm synth --count` writes")
+    reference_s: float = param(1.0, 0.1, 600.0, doc="each reference cut to its first seconds: the toy task")
+    sim_active_s: float = param(1.0, 0.1, 3600.0, doc="seconds the trained policy drives the simulated robot")
+    php_teacher: str = param("php_teacher_tiny", doc="php, llp: the tracking teacher's config")
+    php_student: str = param("php_student_tiny", doc="php, hil: the student's config (php --config replaces it)")
+    hil_teacher: str = param("hil_teacher_tiny", doc="hil: the teacher's config")
+    llp_student: str = param("llp_student_tiny", doc="llp: the student's config")
+    hpl_oracle: str = param("hpl_oracle_tiny", doc="hpl: the oracle's config (its hpl.levels set the curriculum)")
+    hpl_student: str = param("hpl_student_tiny", doc="hpl: the student's config")
+
+
+@dataclass(frozen=True)
 class RunConfig:
     max_iterations: int = param(20000, 1, 10_000_000, doc="K: the schedules run on k / K")
     minutes: float = param(0.0, 0.0, 100_000.0, doc="time box (0: run max_iterations); K is set from the pace")
@@ -298,7 +326,7 @@ class RunConfig:
 
 TASKS = (
     "php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "hil_teacher", "hpl_oracle",
-    "llp_student",
+    "hpl_student", "llp_student", "smoke",
 )  # fmt: skip
 
 
@@ -319,6 +347,7 @@ class TrainConfig:
     hil: HILConfig = field(default_factory=HILConfig)
     hpl: HPLConfig = field(default_factory=HPLConfig)
     llp: LLPConfig = field(default_factory=LLPConfig)
+    smoke: SmokeConfig = field(default_factory=SmokeConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
     @property
@@ -438,6 +467,11 @@ def _validate(cfg: TrainConfig) -> None:
             f"ppo.num_mini_batches: {p.num_mini_batches} exceeds the batch of {cfg.batch_size} samples "
             "(env.num_envs x ppo.num_steps_per_env)"
         )
+    if cfg.task == "hpl_student" and cfg.env.num_envs % cfg.hpl.workers:
+        raise ConfigError(f"hpl.workers: {cfg.hpl.workers} shares do not split env.num_envs {cfg.env.num_envs}")
+    if (cfg.task == "smoke") != bool(cfg.smoke.size):
+        raise ConfigError(f"smoke.size: {cfg.smoke.size!r} with task {cfg.task}: a smoke size names itself, "
+                          "and only a smoke size does (task: smoke)")  # fmt: skip
     if cfg.kind == "student" and not cfg.distill.enabled:
         raise ConfigError("distill.enabled: a student run distils its teachers; set it true (or kind: teacher)")
     if cfg.kind == "teacher" and cfg.distill.enabled:
@@ -494,6 +528,27 @@ def load_train_config(path: Path | str, overrides: dict[str, Any] | None = None)
 def shipped() -> list[Path]:
     """The YAML configs shipped in training/configs/."""
     return sorted(CONFIG_DIR.glob("*.yaml"))
+
+
+def smoke_sizes() -> dict[str, Path]:
+    """The smoke sizes shipped (configs with ``task: smoke``), by the name ``--size`` takes."""
+    sizes: dict[str, Path] = {}
+    for path in shipped():
+        cfg = load_train_config(path)
+        if cfg.task == "smoke":
+            if cfg.smoke.size in sizes:
+                raise ConfigError(f"{path}: smoke.size {cfg.smoke.size!r} is also {sizes[cfg.smoke.size]}'s")
+            sizes[cfg.smoke.size] = path
+    return sizes
+
+
+def load_smoke_size(size: str) -> SmokeConfig:
+    """``parkour train smoke --size NAME``'s section; an unknown name says which sizes exist."""
+    sizes = smoke_sizes()
+    if size not in sizes:
+        raise ConfigError(f"smoke size {size!r} is not one of {', '.join(sorted(sizes))} "
+                          f"(training/configs/*.yaml with task: smoke, by smoke.size)")  # fmt: skip
+    return load_train_config(sizes[size]).smoke
 
 
 def describe_train_config() -> list[str]:

@@ -10,6 +10,7 @@ import yaml
 
 from training.algorithms.hybrid import DAGGER_COEF
 from training.configs import ConfigError, TrainConfig, describe_train_config, load_train_config, shipped
+from training.configs.schema import load_smoke_size, smoke_sizes
 
 
 def test_every_shipped_yaml_loads() -> None:
@@ -100,3 +101,29 @@ def test_describe_lists_every_section() -> None:
     lines = describe_train_config()
     assert any(line.startswith("ppo.num_mini_batches: int") for line in lines)
     assert any(line.startswith("randomization.static_friction: list") for line in lines)
+
+
+def test_smoke_sizes_are_configs_that_name_each_methods_configs() -> None:
+    assert set(smoke_sizes()) == {"tiny", "smoke"}
+    tasks = {"php_teacher": "php_teacher", "php_student": "php_student", "hil_teacher": "hil_teacher",
+             "llp_student": "llp_student", "hpl_oracle": "hpl_oracle", "hpl_student": "hpl_student"}  # fmt: skip
+    for name in smoke_sizes():
+        size = load_smoke_size(name)
+        assert size.size == name
+        for stage, task in tasks.items():
+            cfg = load_train_config(getattr(size, stage))
+            assert cfg.task == task, (name, stage)
+            assert (name == "tiny") == getattr(size, stage).endswith("_tiny")
+    assert load_smoke_size("tiny").motions <= load_smoke_size("smoke").motions
+
+
+def test_an_unknown_smoke_size_says_which_exist() -> None:
+    with pytest.raises(ConfigError, match=r"smoke size 'huge' is not one of smoke, tiny"):
+        load_smoke_size("huge")
+
+
+def test_only_a_smoke_size_names_itself(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"smoke\.size"):
+        load_train_config(_write(tmp_path, {"smoke": {"size": "medium"}}))
+    with pytest.raises(ConfigError, match=r"smoke\.size"):
+        load_train_config(_write(tmp_path, {"task": "smoke"}))

@@ -1,18 +1,14 @@
-"""Multi-GPU training through torchrun: one process per GPU, data-parallel over rsl-rl style runners.
+"""Multi-GPU training through torchrun: one process per GPU, data-parallel, on rsl_rl's own path.
 
 Every rank steps its own share of the environments (``env.num_envs / world_size``) with its own seed
-(``run.seed + rank``), collects its own rollout and computes gradients on it; the gradients are
-averaged over ranks (all-reduce) before every optimizer step, so the parameters, which start as rank
-0's (broadcast), stay identical everywhere. This is what rsl-rl's multi-GPU PPO does; here it is
-separate from the update so :class:`training.algorithms.hybrid.HybridPPODagger` runs unchanged:
-
-- :func:`sync_gradients_hooks` all-reduces each parameter's gradient as backward produces it (a
-  post-accumulate hook), so an update loop we do not own (``HybridPPODagger.update``) clips and
-  steps on averaged gradients;
-- :func:`allreduce_gradients` does the same in one flat all-reduce, for loops that call it between
-  ``backward()`` and ``step()``;
-- :class:`DistributedHybridPPODagger` also makes the KL-adaptive learning rate agree: every rank
-  takes rank 0's (rsl-rl averages the KL over ranks instead; the update does not expose its KL).
+(``run.seed + rank``), collects its own rollout and computes gradients on it. The rest is rsl_rl's
+multi-GPU runner, which :class:`training.rl.runner.Runner` keeps: ``OnPolicyRunner._configure_multi_gpu``
+joins the process group, ``broadcast_parameters`` starts every rank from rank 0's weights, and the
+algorithm's ``reduce_parameters`` averages the gradients over ranks between ``backward`` and the
+optimizer step (:class:`~training.rl.algorithms.HybridPPO` restates PPO's update and keeps both that
+and the KL averaged over ranks before rank 0 sets the learning rate for all). So the parameters stay
+identical everywhere. rsl_rl insists on ``cuda:LOCAL_RANK`` and NCCL; our Runner also lets CPU ranks
+join over gloo, which is how the test checks the path on a CPU.
 
 Launch (see training/launch/torchrun.md):
 
@@ -26,15 +22,22 @@ import json
 import os
 import random
 import sys
-from collections.abc import Callable
+import tempfile
 from dataclasses import asdict, dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch import nn
+from rsl_rl.models import MLPModel
+from rsl_rl.modules.distribution import GaussianDistribution
 
-from training.algorithms.hybrid import HybridPPODagger
+from training.rl.algorithms import HybridPPO
+from training.rl.env import NumpyVecEnv
+from training.rl.models import TEACHER_GROUP
+from training.rl.runner import Budget, Runner
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,9 @@ class DistInfo:
         return self.world_size > 1
 
 
-def init_distributed(device: str = "cuda", backend: str | None = None) -> DistInfo:
-    """Join the process group torchrun describes (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*).
-
-    Without torchrun (no WORLD_SIZE) this is a single process and nothing is initialised. On CUDA
-    each rank takes GPU ``LOCAL_RANK`` and NCCL; on the CPU, gloo.
-    """
+def rank_info(device: str = "cuda") -> DistInfo:
+    """This process's place in the group torchrun describes (RANK, WORLD_SIZE, LOCAL_RANK); on CUDA its GPU
+    is ``LOCAL_RANK``. The Runner joins the group when it is built."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -66,12 +66,8 @@ def init_distributed(device: str = "cuda", backend: str | None = None) -> DistIn
         if not torch.cuda.is_available():
             raise RuntimeError("device cuda requested but torch sees no GPU (torch.cuda.is_available() is False)")
         torch.cuda.set_device(local_rank)
-        dev = f"cuda:{local_rank}"
-    else:
-        dev = "cpu"
-    if world > 1 and not dist.is_initialized():
-        dist.init_process_group(backend=backend or ("nccl" if device == "cuda" else "gloo"))
-    return DistInfo(rank=rank, world_size=world, local_rank=local_rank, device=dev)
+        device = f"cuda:{local_rank}"
+    return DistInfo(rank=rank, world_size=world, local_rank=local_rank, device=device)
 
 
 def shutdown_distributed() -> None:
@@ -103,79 +99,10 @@ def envs_per_rank(total: int, world_size: int) -> int:
     return total // world_size
 
 
-def broadcast_parameters(module: nn.Module, src: int = 0) -> None:
-    """Every rank starts from rank ``src``'s parameters and buffers."""
-    if not (dist.is_available() and dist.is_initialized()):
-        return
-    for tensor in [*module.parameters(), *module.buffers()]:
-        dist.broadcast(tensor.data, src=src)
-
-
-def allreduce_gradients(module: nn.Module) -> None:
-    """Average the gradients over ranks in one flat all-reduce (call between backward and step)."""
-    if not (dist.is_available() and dist.is_initialized()):
-        return
-    params = [p for p in module.parameters() if p.grad is not None]
-    if not params:
-        return
-    flat = torch.cat([p.grad.reshape(-1) for p in params])
-    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-    flat /= dist.get_world_size()
-    offset = 0
-    for p in params:
-        n = p.numel()
-        p.grad.copy_(flat[offset : offset + n].view_as(p.grad))
-        offset += n
-
-
-def sync_gradients_hooks(module: nn.Module) -> Callable[[], None]:
-    """Average each parameter's gradient over ranks as soon as backward has produced it.
-
-    Returns a function that removes the hooks. Every rank must run the same backward passes (same
-    number of mini-batches), which a data-parallel PPO update does by construction.
-    """
-    if not (dist.is_available() and dist.is_initialized()):
-        return lambda: None
-    world = dist.get_world_size()
-
-    def hook(param: torch.Tensor) -> None:
-        assert param.grad is not None
-        dist.all_reduce(param.grad, op=dist.ReduceOp.SUM)
-        param.grad /= world
-
-    handles = [p.register_post_accumulate_grad_hook(hook) for p in module.parameters() if p.requires_grad]
-
-    def remove() -> None:
-        for h in handles:
-            h.remove()
-
-    return remove
-
-
-class DistributedHybridPPODagger(HybridPPODagger):
-    """HybridPPODagger with averaged gradients and one learning rate over all ranks."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        broadcast_parameters(self.actor_critic)
-        self._remove_hooks = sync_gradients_hooks(self.actor_critic)
-
-    def _set_learning_rate(self, lr: float) -> None:
-        if dist.is_available() and dist.is_initialized():
-            value = torch.tensor([lr], dtype=torch.float64)
-            if dist.get_backend() == "nccl":
-                value = value.cuda()
-            dist.broadcast(value, src=0)
-            lr = float(value.item())
-        super()._set_learning_rate(lr)
-
-    def close(self) -> None:
-        self._remove_hooks()
-
-
-def parameters_agree(module: nn.Module) -> float:
+def parameters_agree(model: torch.nn.Module | list[torch.nn.Module]) -> float:
     """Largest difference between this rank's parameters and rank 0's (0.0 when not distributed)."""
-    flat = torch.cat([p.detach().reshape(-1) for p in module.parameters()])
+    models = model if isinstance(model, list) else [model]
+    flat = torch.cat([p.detach().reshape(-1) for p in chain(*(m.parameters() for m in models))])
     if not (dist.is_available() and dist.is_initialized()):
         return 0.0
     ref = flat.clone()
@@ -185,49 +112,78 @@ def parameters_agree(module: nn.Module) -> float:
     return float(diff.item())
 
 
-# ----------------------------------------------------------------------------- self-test (GPU machines)
+# ----------------------------------------------------------------------------- self-test
 
 
-def selftest(info: DistInfo, seed: int, hidden: tuple[int, ...] = (256, 128), steps: int = 3) -> dict:
-    """A toy hybrid update on every rank with rank-specific data; parameters must stay identical."""
-    from training.algorithms.hybrid import MLPActorCritic, RolloutBatch
+class RankData:
+    """The self-test's environment: observations, teacher labels and rewards from this rank's own
+    generator, so every rank's rollout, and so its gradients, differ."""
 
+    num_actions = 4
+    max_episode_length = 8
+    obs_dim = 16
+
+    def __init__(self, num_envs: int, seed: int) -> None:
+        self.num_envs = num_envs
+        self.rng = np.random.default_rng(seed)
+        self.t = 0
+        self._draw()
+
+    def _draw(self) -> None:
+        obs = self.rng.normal(size=(self.num_envs, self.obs_dim))
+        self.groups = {"policy": obs, TEACHER_GROUP: self.rng.normal(size=(self.num_envs, self.num_actions))}
+
+    def observe(self) -> dict[str, np.ndarray]:
+        return self.groups
+
+    def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, dict[str, Any]]:
+        self.t += 1
+        done = np.full(self.num_envs, self.t % self.max_episode_length == 0)
+        self._draw()
+        return self.groups, self.rng.normal(size=self.num_envs), done, {"time_outs": done, "log": {}}
+
+    def close(self) -> None:
+        pass
+
+
+def selftest_cfg(hidden: tuple[int, ...]) -> dict[str, Any]:
+    """HybridPPO with the KL-adaptive rate on an MLP actor and critic."""
+    mlp = {"class_name": MLPModel, "hidden_dims": list(hidden), "obs_normalization": True}
+    return {
+        "num_steps_per_env": 8, "save_interval": 1000, "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "algorithm": {"class_name": HybridPPO, "num_learning_epochs": 2, "num_mini_batches": 2,
+                      "learning_rate": 1e-3, "schedule": "adaptive", "desired_kl": 0.01},
+        "actor": mlp | {"distribution_cfg": {"class_name": GaussianDistribution, "init_std": 1.0}},
+        "critic": dict(mlp),
+    }  # fmt: skip
+
+
+def selftest(info: DistInfo, seed: int, out: Path, hidden: tuple[int, ...] = (256, 128), steps: int = 3) -> dict:
+    """The runner with HybridPPO on every rank, each rank on its own data and from its own initial weights:
+    after ``steps`` updates the parameters must be identical; one more update without the gradient
+    all-reduce (the control) must make them differ."""
     seed_everything(rank_seed(seed, info.rank))  # different initial weights per rank on purpose
-    model = MLPActorCritic(obs_dim=16, num_actions=4, hidden=hidden).to(info.device)
-    algo = DistributedHybridPPODagger(model, total_iterations=10)
-    before = parameters_agree(model)
-    n = 256
-    g = torch.Generator(device="cpu").manual_seed(rank_seed(seed, info.rank))
-
-    def rand(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=g).to(info.device)
-
-    for k in range(steps):
-        with torch.no_grad():
-            obs = rand(n, 16)
-            dist_ = model.action_distribution(obs)
-            actions = dist_.sample()
-            batch = RolloutBatch(
-                obs=obs,
-                actions=actions,
-                log_probs=dist_.log_prob(actions).sum(-1),
-                advantages=rand(n),
-                returns=rand(n),
-                values=model.value(obs),
-                action_mean=dist_.mean,
-                action_std=dist_.stddev,
-                teacher_actions=rand(n, 4),
-                dagger_mask=torch.ones(n, dtype=torch.bool, device=info.device),
-            )
-        algo.update(batch, k)
-    algo.close()
+    env = NumpyVecEnv(RankData(num_envs=16, seed=rank_seed(seed, info.rank)), info.device)
+    runner = Runner(env, selftest_cfg(hidden), out, info.device)
+    alg = runner.alg
+    assert isinstance(alg, HybridPPO)
+    models = [alg.actor, alg.critic]
+    # k = K/2: both terms and the KL rule at work
+    alg.total_iterations, alg.schedule_iteration = 2 * steps, steps
+    before = parameters_agree(models)
+    runner.train(Budget(iterations=steps))
+    after = parameters_agree(models)
+    learning_rate = alg.learning_rate
+    alg.is_multi_gpu = False
+    runner.train(Budget(iterations=1))
     return {
         "rank": info.rank,
         "world_size": info.world_size,
         "device": info.device,
-        "max_param_diff_at_start": before,
-        "max_param_diff_after": parameters_agree(model),
-        "learning_rate": algo.learning_rate,
+        "max_param_diff_before_broadcast": before,
+        "max_param_diff_after": after,
+        "max_param_diff_after_an_unreduced_update": parameters_agree(models),
+        "learning_rate": learning_rate,
     }
 
 
@@ -235,13 +191,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="php_student_gpu", help="training config name or YAML path")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: the config's run.device")
-    parser.add_argument("--selftest", action="store_true", help="toy distributed update; check the ranks agree")
+    parser.add_argument(
+        "--selftest", action="store_true", help="the runner's distributed update; check the ranks agree"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="--selftest: each rank's run folder (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
 
     from training.configs import load_train_config
 
     cfg = load_train_config(args.config)
-    info = init_distributed(args.device or cfg.run.device)
+    info = rank_info(args.device or cfg.run.device)
     plan = {
         **asdict(info),
         "seed": rank_seed(cfg.run.seed, info.rank),
@@ -252,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     ok = True
     if args.selftest:
-        result = selftest(info, cfg.run.seed)
+        out = args.out or Path(tempfile.mkdtemp(prefix="multi_gpu_selftest_"))
+        result = selftest(info, cfg.run.seed, out / f"rank{info.rank}")
         plan.update(result)
         ok = result["max_param_diff_after"] == 0.0
     print(json.dumps(plan), flush=True)

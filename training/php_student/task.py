@@ -43,6 +43,28 @@ from training.rl.task_cfg import hybrid_student_cfg
 from training.student_walk.bundle import export_depth_student, keep_calibration_frame, run_provenance
 
 MASK_GROUP = "dagger_mask"
+UNKNOWN_TOTAL = 1_000_000  # K until a time box knows its pace: the schedules stay at their start
+
+
+def set_schedule_point(runner: Runner, k: int, total: int) -> None:
+    """Where HybridPPO's lambda_D / lambda_PPO schedule stands: iteration ``k`` of ``total``."""
+    alg = runner.alg
+    assert isinstance(alg, HybridPPO)
+    alg.total_iterations, alg.schedule_iteration = total, k
+
+
+def figures_row(shares: list[dict[str, list[float]]], termination_m: float) -> dict[str, Any]:
+    """An iteration's figures from the ``take_figures`` of one or more equal shares of the environments."""
+    joined = {key: [v for share in shares for v in share[key]] for key in shares[0]}
+    ended = len(joined["finished_returns"])
+    return {
+        "termination_m": termination_m,
+        "imitated_fraction": float(np.mean(joined["imitated"])),
+        "tracking_error_m": float(np.mean(joined["errors"])),
+        "reward_per_step": float(np.mean(joined["rewards"])),
+        "episode_return": float(np.mean(joined["finished_returns"] if ended else joined["running_returns"])),
+        "episodes": ended,
+    }
 
 
 class StudentTask:
@@ -148,26 +170,28 @@ class StudentTask:
         self._imitated: list[float] = []
         self._finished_returns: list[float] = []
 
-    def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
-        total = total or 1_000_000  # until a time box's K is known: the schedules' start
+    def relax_termination(self, k: int, total: int) -> float:
+        """PHP's termination at iteration ``k`` of ``total`` (0.5 m -> 1.0 m by K/2), set on the env."""
         t = self.cfg.termination
         self.env.termination_m = termination_threshold(k, total, t.tracking_error_m, t.relaxed_tracking_error_m)
-        alg = runner.alg
-        assert isinstance(alg, HybridPPO)
-        alg.total_iterations, alg.schedule_iteration = total, k
+        return self.env.termination_m
+
+    def take_figures(self) -> dict[str, list[float]]:
+        """This iteration's per-step means and finished episodes' returns (cleared), and the running returns."""
+        figures = {
+            "imitated": self._imitated, "errors": self._errors, "rewards": self._rewards,
+            "finished_returns": self._finished_returns, "running_returns": self._returns.tolist(),
+        }  # fmt: skip
+        self._clear_figures()
+        return figures
+
+    def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
+        total = total or UNKNOWN_TOTAL
+        self.relax_termination(k, total)
+        set_schedule_point(runner, k, total)
 
     def after_iteration(self, runner: Runner, k: int, row: dict[str, Any]) -> dict[str, Any]:
-        ended = len(self._finished_returns)
-        row |= {
-            "termination_m": self.env.termination_m,
-            "imitated_fraction": float(np.mean(self._imitated)),
-            "tracking_error_m": float(np.mean(self._errors)),
-            "reward_per_step": float(np.mean(self._rewards)),
-            "episode_return": float(np.mean(self._finished_returns if ended else self._returns)),
-            "episodes": ended,
-        }
-        self._clear_figures()
-        return row
+        return row | figures_row([self.take_figures()], self.env.termination_m)
 
     # -- the run -----------------------------------------------------------------------------
 

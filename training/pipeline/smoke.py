@@ -15,15 +15,13 @@
    graph (bridge, supervisor, policy node) with the policy active for ``sim_active_s`` seconds;
    whether it ran and whether the robot fell go into ``DIR/smoke.json``.
 
-``DIR/smoke.json``.
-
 ``DIR/smoke.json``: ``teacher_return`` and ``student_loss`` (one value per iteration), the other
 per-iteration terms, stage wall times, the sim run's summary and the bundle path; ``DIR/curves.png``.
 
-Sizes: ``tiny`` (tests, about a minute) and ``smoke`` (the CPU smoke run, a few minutes): the
-teacher's and the student's configs (``--config`` replaces the student's); HIL's teacher and HPL's
-oracle have their own (``hil_teacher``, ``hpl_oracle``). HPL and LLP build their students' configs
-from ``training/configs/smoke_cpu.yaml`` and the sizes' overrides (:func:`method_student_config`).
+Sizes are configs: ``--size NAME`` reads the ``smoke`` section of the shipped config with
+``task: smoke`` and ``smoke.size: NAME`` (``training/configs/smoke_tiny.yaml`` for the tests, about a
+minute; ``smoke.yaml`` for the CPU smoke run, a few minutes): how many references, cut how long, the
+configs each method's stages train (``--config`` replaces PHP's student's), and the sim stage's time.
 """
 
 from __future__ import annotations
@@ -33,80 +31,14 @@ import random
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from parkour_core.provenance import provenance
-from training.configs.schema import CONFIG_DIR, TrainConfig, load_train_config
-from training.envs.student import CameraConfig
-from training.export.models import SIZES as STUDENT_SIZES
-from training.export.models import StudentSize
+from training.configs.schema import SmokeConfig, load_smoke_size
 from training.pipeline.teacher import Log, SkillReference
-
-DEFAULT_CONFIG = CONFIG_DIR / "smoke_cpu.yaml"
-
-# The students of HPL and LLP (on smoke_cpu.yaml): observation normalization (with unnormalized
-# privileged observations the KL rule held a 40-iteration run's learning rate at its 1e-5 floor) and
-# PHP's distillation settings (uniform starts, hybrid loss, KL rule gated by lambda_PPO).
-COMMON_STUDENT = {
-    "policy.obs_normalization": True,
-    "kind": "student",
-    "distill.enabled": True,
-    "sampling.adaptive": False,
-    "ppo.schedule": "adaptive",
-    "policy.init_noise_std": 0.1,
-}
-
-
-@dataclass(frozen=True)
-class SmokeSize:
-    motions: int  # `parkour mm synth --count`
-    reference_s: float  # each reference cut to its first seconds: the toy task
-    teacher_config: str  # PHP's teacher: the php_teacher task's config (training/configs/), LLP's too
-    student_config: str  # PHP's student: the php_student task's config, HIL's too
-    student: dict[str, Any]  # overrides of smoke_cpu.yaml for the students of hpl and llp (their own loops)
-    student_size: StudentSize
-    camera: CameraConfig  # raycast resolution (the policy image is always the bundle's 58x87)
-    bptt_steps: int
-    sim_active_s: float  # seconds the policy drives the simulated robot
-
-
-SIZES: dict[str, SmokeSize] = {
-    "tiny": SmokeSize(
-        motions=2,
-        reference_s=1.0,
-        teacher_config="php_teacher_tiny",
-        student_config="php_student_tiny",
-        student={"env.num_envs": 4, "run.max_iterations": 3, "run.save_interval": 3},
-        student_size=STUDENT_SIZES["tiny"],
-        camera=CameraConfig(width=29, height=20),
-        bptt_steps=8,
-        sim_active_s=1.0,
-    ),
-    "smoke": SmokeSize(
-        motions=4,
-        reference_s=1.5,
-        teacher_config="php_teacher",
-        student_config="php_student",
-        student={
-            "env.num_envs": 16,
-            "ppo.num_steps_per_env": 24,
-            "ppo.num_epochs": 5,
-            "ppo.num_mini_batches": 4,
-            "run.max_iterations": 40,
-            "run.save_interval": 40,
-        },
-        student_size=StudentSize(
-            conv_channels=(4, 8), backbone_hidden=32, latent_dim=16, gru_hidden=32, mlp_hidden=(64, 32)
-        ),
-        camera=CameraConfig(),
-        bptt_steps=8,
-        sim_active_s=5.0,
-    ),
-}
 
 # The sim stage's operator script (script clock): stand up, drop the band, activate, walk slowly.
 SIM_STARTUP_S = 3.0  # sim time before the script's clock starts (graph start-up), as training.eval.graph_check
@@ -114,24 +46,19 @@ SIM_ACTIVATE_AT_S = 3.0
 SIM_COMMAND = [0.5, 0.0, 0.0]
 
 
-def method_student_config(config: Path, size: SmokeSize, seed: int) -> TrainConfig:
-    """HPL's and LLP's student TrainConfig: the YAML plus this size's overrides."""
-    return load_train_config(config, {**COMMON_STUDENT, **size.student, "run.seed": seed})
-
-
 def train_teacher_stage(
-    out: Path, size: SmokeSize, seed: int, references: list[SkillReference] | None = None, config: str | None = None
+    out: Path, size: SmokeConfig, seed: int, references: list[SkillReference] | None = None, config: str | None = None
 ) -> tuple[dict[str, Any], Any]:
     """A tracking teacher's task through the runner into DIR/teacher: (its <task>.json, the teacher).
 
-    ``config``: the size's php_teacher config, or a method's (hil_teacher). On DIR/mm's references cut
-    to the size's seconds, or on ``references`` (a method's own cut)."""
+    ``config``: the size's php_teacher config, or a method's (hil_teacher, hpl_oracle). On DIR/mm's
+    references cut to the size's seconds, or on ``references`` (a method's own cut)."""
     from training.php_teacher.task import load_teacher
     from training.rl.train import train
 
     overrides = {"env.motions": str(out / "mm"), "env.reference_s": size.reference_s, "run.seed": seed}
     inputs = {"references": references} if references is not None else None
-    result = train(config or size.teacher_config, out / "teacher", overrides, task_inputs=inputs)
+    result = train(config or size.php_teacher, out / "teacher", overrides, task_inputs=inputs)
     return result, load_teacher(Path(result["teacher"]))
 
 
@@ -239,9 +166,7 @@ def run_smoke(
     from training.pipeline.curves import plot_curves
     from training.pipeline.teacher import toy_references
 
-    if size not in SIZES:
-        raise ValueError(f"size {size!r} is not one of {', '.join(SIZES)}")
-    preset = SIZES[size]
+    preset = load_smoke_size(size)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     wall: dict[str, float] = {}
@@ -257,7 +182,7 @@ def run_smoke(
     wall["teacher"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    student = train_student_stage(out, config or preset.student_config, seed, references, teacher_model)
+    student = train_student_stage(out, config or preset.php_student, seed, references, teacher_model)
     bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
     wall["student"] = time.perf_counter() - t
@@ -275,7 +200,7 @@ def run_smoke(
         **provenance(),
         "size": size,
         "seed": seed,
-        "configs": {"teacher": preset.teacher_config, "student": str(config or preset.student_config)},
+        "configs": {"teacher": preset.php_teacher, "student": str(config or preset.php_student)},
         "references": [
             {"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in references
         ],

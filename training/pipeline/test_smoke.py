@@ -11,9 +11,8 @@ import pytest
 from parkour_bringup import cli
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
-from training.configs.schema import load_train_config
+from training.configs.schema import load_smoke_size, load_train_config
 from training.export.parity import random_rollout
-from training.pipeline.smoke import SIZES
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +42,8 @@ def test_tiny_smoke_writes_a_bundle_the_runtime_runs(smoke_run: Path) -> None:
 @pytest.mark.integration
 def test_tiny_smoke_json_curves_and_sim(smoke_run: Path) -> None:
     result = json.loads((smoke_run / "smoke.json").read_text())
-    teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
-    student_cfg = load_train_config(SIZES["tiny"].student_config)
+    teacher_cfg = load_train_config(load_smoke_size("tiny").php_teacher)
+    student_cfg = load_train_config(load_smoke_size("tiny").php_student)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     assert len(result["student_loss"]) == student_cfg.run.max_iterations
     assert all(np.isfinite(result["teacher_return"])) and all(np.isfinite(result["student_loss"]))
@@ -54,7 +53,7 @@ def test_tiny_smoke_json_curves_and_sim(smoke_run: Path) -> None:
     np.testing.assert_allclose(student["termination_m"], [0.5, 0.5 + 0.5 * 2 / 3, 1.0])
     assert set(result["stage_wall_s"]) >= {"mm", "teacher", "student", "sim", "total"}
     assert Path(result["bundle"]) == (smoke_run / "student" / "bundle").resolve()
-    assert len(list((smoke_run / "mm").glob("motion_*.npz"))) == SIZES["tiny"].motions
+    assert len(list((smoke_run / "mm").glob("motion_*.npz"))) == load_smoke_size("tiny").motions
     png = smoke_run / "curves.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     sim = result["sim"]

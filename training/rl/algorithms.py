@@ -19,7 +19,10 @@
   loss. Stage 2.
 
 rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`HybridPPO.update` restates its
-mini-batch loop with the extra term (RND, symmetry and multi-GPU are refused rather than half-kept).
+mini-batch loop with the extra term, the loss pieces from :mod:`training.algorithms.hybrid`. Its
+multi-GPU part is rsl_rl's, kept step for step: the KL averaged over ranks before rank 0 sets the
+learning rate for all, and ``reduce_parameters`` (the gradients averaged over ranks) between
+``backward`` and the clip. RND and symmetry are refused rather than half-kept.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from rsl_rl.utils import split_and_pad_trajectories, unpad_trajectories
 from tensordict import TensorDict
 from torch import nn
 
+from training.algorithms.hybrid import adapt_learning_rate, masked_mse, surrogate_loss, value_loss
 from training.algorithms.schedules import schedule_at
 from training.rl.models import TEACHER_GROUP
 
@@ -100,6 +104,8 @@ class BlendedDistillation(Distillation):
                 loss = self.loss_fn(actions, st.privileged_actions[:, start:stop])
                 self.optimizer.zero_grad()
                 loss.backward()
+                if self.is_multi_gpu:
+                    self.reduce_parameters()
                 if self.max_grad_norm:
                     nn.utils.clip_grad_norm_(self.student.parameters(), self.max_grad_norm)
                 self.optimizer.step()
@@ -149,8 +155,8 @@ class HybridPPO(PPO):
     ) -> None:
         """``mask_group``: an observation group [N, 1] (1: imitate, 0: not) weighting L_D per step (PHP
         imitates only within the teachers' 0.5 m of their reference)."""
-        if kwargs.get("rnd_cfg") or kwargs.get("symmetry_cfg") or kwargs.get("multi_gpu_cfg"):
-            raise ValueError("HybridPPO: RND, symmetry and multi-GPU are not supported (its update restates PPO's)")
+        if kwargs.get("rnd_cfg") or kwargs.get("symmetry_cfg"):
+            raise ValueError("HybridPPO: RND, symmetry: not supported (its update restates PPO's without them)")
         super().__init__(*args, **kwargs)
         self.dagger_coef = dagger_coef
         self.critic_always_trained = critic_always_trained
@@ -160,11 +166,25 @@ class HybridPPO(PPO):
         self.total_iterations = total_iterations  # K; a time-boxed run sets it once its pace is known
         self.schedule_iteration = 0  # k
 
-    def _adapt_learning_rate(self, kl_mean: float) -> None:
-        if kl_mean > self.desired_kl * 2.0:
-            self.learning_rate = max(self.min_lr, self.learning_rate / 1.5)
-        elif 0.0 < kl_mean < self.desired_kl / 2.0:
-            self.learning_rate = min(self.max_lr, self.learning_rate * 1.5)
+    def _adapt_learning_rate(self, kl_mean: torch.Tensor) -> None:
+        """rsl_rl's KL rule in our [min_lr, max_lr], over ranks as rsl_rl's PPO runs it: the KL averaged,
+        rank 0's rate for every rank (so the optimizers stay alike)."""
+        if self.is_multi_gpu:
+            torch.distributed.all_reduce(kl_mean, op=torch.distributed.ReduceOp.SUM)
+            kl_mean /= self.gpu_world_size
+        if self.gpu_global_rank == 0:
+            self.learning_rate = adapt_learning_rate(
+                self.learning_rate,
+                float(kl_mean),
+                self.desired_kl,
+                enabled=True,
+                min_lr=self.min_lr,
+                max_lr=self.max_lr,
+            )
+        if self.is_multi_gpu:
+            rate = torch.tensor(self.learning_rate, device=self.device)
+            torch.distributed.broadcast(rate, src=0)
+            self.learning_rate = rate.item()
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate
 
@@ -196,26 +216,21 @@ class HybridPPO(PPO):
                 imitate = unpad_trajectories(imitate, batch.masks)
             with torch.inference_mode():
                 kl = self.actor.get_kl_divergence(batch.old_distribution_params, self.actor.output_distribution_params)
-                kl_mean = float(kl.mean().item())
-            if self.desired_kl is not None and self.schedule == "adaptive" and point.adaptive_lr:
-                self._adapt_learning_rate(kl_mean)
+                kl_mean = kl.mean()
+                if self.desired_kl is not None and self.schedule == "adaptive" and point.adaptive_lr:
+                    self._adapt_learning_rate(kl_mean)
 
-            ratio = torch.exp(log_prob - torch.squeeze(batch.old_actions_log_prob))
-            advantages = torch.squeeze(batch.advantages)
-            surrogate = torch.max(
-                -advantages * ratio, -advantages * torch.clamp(ratio, 1.0 - self.clip_param, 1.0 + self.clip_param)
-            ).mean()
-            if self.use_clipped_value_loss:
-                clipped = batch.values + (values - batch.values).clamp(-self.clip_param, self.clip_param)
-                value_loss = torch.max((values - batch.returns).pow(2), (clipped - batch.returns).pow(2)).mean()
-            else:
-                value_loss = (batch.returns - values).pow(2).mean()
-            # Masked MSE: over the imitated steps only (all of them without a mask: the plain mean).
-            squared = (mean - teacher).pow(2).mean(-1, keepdim=True)
-            dagger = (imitate * squared).sum() / imitate.sum().clamp(min=1.0)
+            surrogate = surrogate_loss(
+                log_prob, torch.squeeze(batch.old_actions_log_prob), torch.squeeze(batch.advantages), self.clip_param
+            )
+            value = value_loss(
+                values, batch.values, batch.returns, self.clip_param if self.use_clipped_value_loss else None
+            )
+            # Over the imitated steps only (all of them without a mask: the plain mean).
+            dagger = masked_mse(mean, teacher, imitate.squeeze(-1))
             loss = (
                 point.ppo_weight * (surrogate - self.entropy_coef * entropy.mean())
-                + value_weight * self.value_loss_coef * value_loss
+                + value_weight * self.value_loss_coef * value
                 + point.dagger_weight * self.dagger_coef * dagger
             )
             extra = auxiliary.auxiliary_losses(batch.observations, batch.masks) if auxiliary is not None else {}
@@ -224,13 +239,15 @@ class HybridPPO(PPO):
                 sums[name] = sums.get(name, 0.0) + float(term.item())
             self.optimizer.zero_grad()
             loss.backward()
+            if self.is_multi_gpu:
+                self.reduce_parameters()
             nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm)
             nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
             self.optimizer.step()
-            for name, value in (("total", loss), ("surrogate", surrogate), ("value", value_loss),
-                                ("entropy", entropy.mean()), ("dagger", dagger)):  # fmt: skip
-                sums[name] += float(value.item())
-            sums["kl"] += kl_mean
+            for name, term in (("total", loss), ("surrogate", surrogate), ("value", value),
+                               ("entropy", entropy.mean()), ("dagger", dagger)):  # fmt: skip
+                sums[name] += float(term.item())
+            sums["kl"] += float(kl_mean)
             updates += 1
         self.storage.clear()
         stats = {name: total / max(updates, 1) for name, total in sums.items()}

@@ -14,6 +14,12 @@ and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks nee
   the row, which ``training.progress.RunProgress`` appends to ``curve.jsonl`` and shows as a bar;
   ``model_latest.pt`` (rsl_rl's checkpoint format) every ``save_interval`` iterations, so a killed
   run keeps its curve and its last weights.
+
+Several processes (``torchrun``: ``WORLD_SIZE`` > 1) train as rsl_rl's multi-GPU runner does: the
+parameters broadcast from rank 0 when a run starts, the algorithms average their gradients over
+ranks (``reduce_parameters``), only rank 0 logs. rsl_rl insists on ``cuda:LOCAL_RANK`` and NCCL;
+:meth:`Runner._configure_multi_gpu` also lets a CPU run join over gloo, so the path is tested on a
+CPU (``training/launch/test_multi_gpu.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import torch
+import torch.distributed as dist
 from rsl_rl.env import VecEnv
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.log_writer import LogWriter
@@ -100,6 +107,24 @@ class Runner(OnPolicyRunner):
         self.total_iterations: int | None = None
         self.rows: list[dict[str, Any]] = []
 
+    def _configure_multi_gpu(self) -> None:
+        """rsl_rl's, but a CPU run joins over gloo, and a process group its launcher already started is kept
+        (rsl_rl would start a second one and fail)."""
+        world = int(os.getenv("WORLD_SIZE", "1"))
+        cuda = torch.device(self.device).type == "cuda"
+        if world == 1 or (cuda and not dist.is_initialized()):
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size, self.is_distributed = world, True
+        self.gpu_local_rank, self.gpu_global_rank = int(os.getenv("LOCAL_RANK", "0")), int(os.getenv("RANK", "0"))
+        if cuda and self.device != f"cuda:{self.gpu_local_rank}":
+            raise ValueError(f"Device '{self.device}' does not match expected device for local rank "
+                             f"'{self.gpu_local_rank}'.")  # fmt: skip
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
+                                 "world_size": world}  # fmt: skip
+        if not dist.is_initialized():
+            dist.init_process_group(backend="gloo", rank=self.gpu_global_rank, world_size=world)
+
     def save(self, path: str, infos: dict | None = None) -> None:
         """rsl_rl's checkpoint, written beside and renamed into place: a run killed while saving keeps the last one."""
         partial = f"{path}.partial"
@@ -126,8 +151,10 @@ class Runner(OnPolicyRunner):
         if self.logger.writer is None:  # once per runner (rsl_rl's logger consumes its config)
             with contextlib.redirect_stdout(io.StringIO()):
                 self.logger.init_logging_writer()
-        writer = self.logger.writer
-        assert isinstance(writer, CurveWriter)
+        if self.is_distributed and first == 0:  # as rsl_rl's learn: once (its rollouts leave inference tensors)
+            self.alg.broadcast_parameters()
+        writer = self.logger.writer  # None on ranks other than 0: rsl_rl logs from rank 0 only
+        assert writer is None or isinstance(writer, CurveWriter)
         progress = RunProgress(
             name, total=total, time_box_s=None if deadline is None else deadline - started, figures=self.figures,
             curve=self.out / CURVE,
@@ -164,7 +191,7 @@ class Runner(OnPolicyRunner):
                 row: dict[str, Any] = {
                     "iteration": k,
                     "total_iterations": self.total_iterations,
-                    **writer.pop(k),
+                    **(writer.pop(k) if writer is not None else {}),
                     "env_steps_per_s": samples / (learned - begin),
                     "collect_env_steps_per_s": samples / (collected - begin),
                     "collect_s": collected - begin,

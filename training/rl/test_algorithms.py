@@ -177,3 +177,19 @@ def test_an_actors_auxiliary_losses_join_the_hybrid_loss(tmp_path):
     rows = r.train(Budget(iterations=3))
     assert not torch.equal(before, r.alg.actor.probe.weight)
     assert all(np.isfinite(row["probe"]) for row in rows)
+
+
+@pytest.mark.parametrize(("k", "adapts"), [(0, False), (5, False), (6, True), (100, True)])
+def test_the_kl_rule_waits_until_lambda_ppo_passes_a_tenth(tmp_path, k, adapts):
+    """K = 100: lambda_PPO = k / 50 passes 0.1 after k = 5. With a desired KL no update can meet, the
+    second mini-batch (the first has KL 0: nothing changed yet) divides the rate by 1.5, once it may."""
+    r = runner(tmp_path, hybrid_cfg(schedule="adaptive", desired_kl=1e-9, num_mini_batches=2))
+    alg = r.alg
+    assert isinstance(alg, HybridPPO)
+    alg.total_iterations, alg.schedule_iteration = 100, k
+    row = r.train(Budget(iterations=1))[-1]
+    assert row["kl"] > 0.0
+    expected = 1e-2 / 1.5 if adapts else 1e-2
+    assert row["learning_rate"] == pytest.approx(expected) and alg.optimizer.param_groups[0]["lr"] == pytest.approx(
+        expected
+    )

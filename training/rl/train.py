@@ -29,6 +29,7 @@ TASKS = {
     "h1_walk": "training.h1_walk.task:H1WalkTask",
     "hil_teacher": "training.methods.hil.task:HILTeacherTask",
     "hpl_oracle": "training.methods.hpl.task:HPLOracleTask",
+    "hpl_student": "training.methods.hpl.student:HPLStudentTask",
     "llp_student": "training.methods.llp.task:LLPStudentTask",
 }
 
@@ -65,6 +66,14 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
             "schedules",
             [("dagger_weight", "lambda_D"), ("ppo_weight", "lambda_PPO"), ("termination_m", "termination (m)")],
         ),
+        (
+            "imitation",
+            [("imitated_fraction", "steps imitated (within 0.5 m)"), ("tracking_error_m", "tracking error (m)")],
+        ),
+    ],
+    "hpl_student": [
+        ("losses", [("dagger", "L_D (masked MSE to the oracle)"), ("value", "value loss")]),
+        ("schedules", [("dagger_weight", "lambda_D"), ("termination_m", "termination (m)")]),
         (
             "imitation",
             [("imitated_fraction", "steps imitated (within 0.5 m)"), ("tracking_error_m", "tracking error (m)")],
@@ -146,15 +155,15 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     task = task_class(cfg.task)(cfg, num_envs, **(task_inputs or {}))
     env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
+    size = Path(str(config)).stem
     try:
         runner = Runner(env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures)
         task.initialize(runner)
         budget = Budget(minutes=cfg.run.minutes) if cfg.run.minutes else Budget(iterations=cfg.run.max_iterations)
         rows = runner.train(budget, name=cfg.task)
+        report = task.finish(runner, out, size)  # before the env closes: a task may ask its workers
     finally:
         env.close()
-    size = Path(str(config)).stem
-    report = task.finish(runner, out, size)
     model = runner.alg.get_policy()
     result = {
         "task": cfg.task,

@@ -2,9 +2,10 @@
 
 The same stages and outputs as :func:`training.pipeline.smoke.run_smoke` (``DIR/mm``,
 ``DIR/bundle``, ``DIR/smoke.json``, ``DIR/curves.png``, the sim stage), with the tracking-only
-teacher replaced by HIL's: the ``hil_teacher`` task through the runner (``configs/hil_teacher.yaml``,
-``_tiny`` at the tiny size; PPO on the hybrid env with the AMP style reward, the discriminator as a
-hook). The student stage is the pipeline's, distilling the HIL policy through its tracking goal
+teacher replaced by HIL's: the ``hil_teacher`` task through the runner (the size's
+``smoke.hil_teacher``: ``configs/hil_teacher.yaml``, ``_tiny`` at the tiny size; PPO on the hybrid
+env with the AMP style reward, the discriminator as a hook). The student stage is the pipeline's,
+distilling the HIL policy through its tracking goal
 (:class:`~training.methods.hil.task.HILTeacherAdapter`). smoke.json adds ``method: "hil"``,
 ``discriminator_accuracy`` per teacher iteration and the HIL settings; ``DIR/hil_curves.png`` plots
 the discriminator and the adversarial envs' rewards.
@@ -18,11 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from training.configs.schema import load_smoke_size
 from training.methods.hil.task import HILTeacherAdapter
-from training.pipeline.smoke import SIZES, stage_mm, stage_sim, train_student_stage, train_teacher_stage
+from training.pipeline.smoke import stage_mm, stage_sim, train_student_stage, train_teacher_stage
 from training.pipeline.teacher import Log
-
-TEACHER_CONFIGS = {"tiny": "hil_teacher_tiny", "smoke": "hil_teacher"}  # training/configs/
 
 
 def plot_hil_curves(result: dict[str, Any], path: Path) -> Path:
@@ -70,9 +70,8 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     from training.pipeline.curves import plot_curves
     from training.pipeline.teacher import toy_references
 
-    if size not in SIZES or size not in TEACHER_CONFIGS:
-        raise ValueError(f"size {size!r} is not one of {', '.join(TEACHER_CONFIGS)}")
-    preset, teacher_config = SIZES[size], TEACHER_CONFIGS[size]
+    preset = load_smoke_size(size)
+    teacher_config = preset.hil_teacher
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
@@ -91,7 +90,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
 
     t = time.perf_counter()
     student = train_student_stage(
-        out, preset.student_config, seed, references, HILTeacherAdapter(teacher_model), {"method": "hil"}
+        out, preset.php_student, seed, references, HILTeacherAdapter(teacher_model), {"method": "hil"}
     )
     bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -111,7 +110,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
         "method": "hil",
         "size": size,
         "seed": seed,
-        "configs": {"teacher": teacher_config, "student": preset.student_config},
+        "configs": {"teacher": teacher_config, "student": preset.php_student},
         "hil": {**teacher["config_values"]["hil"], "env": teacher["env"]},
         "references": [
             {"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in references

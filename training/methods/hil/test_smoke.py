@@ -11,10 +11,9 @@ import pytest
 
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
-from training.configs.schema import load_train_config
+from training.configs.schema import load_smoke_size, load_train_config
 from training.export.parity import random_rollout
 from training.methods.hil.smoke import run_method_smoke
-from training.pipeline.smoke import SIZES
 
 
 @pytest.mark.integration
@@ -23,7 +22,7 @@ def test_tiny_hil_smoke_end_to_end(tmp_path: Path) -> None:
     result = run_method_smoke(out, size="tiny", seed=0, sim=True, log=lambda _: None)
     assert json.loads((out / "smoke.json").read_text()) == json.loads(json.dumps(result))
     teacher_cfg = load_train_config("hil_teacher_tiny")
-    student_cfg = load_train_config(SIZES["tiny"].student_config)
+    student_cfg = load_train_config(load_smoke_size("tiny").php_student)
     assert result["method"] == "hil"
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     assert len(result["discriminator_accuracy"]) == teacher_cfg.run.max_iterations

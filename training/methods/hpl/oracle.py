@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 from rsl_rl.models import MLPModel
+from rsl_rl.modules import MLP
 from tensordict import TensorDict
 from torch import nn
 
@@ -57,21 +58,12 @@ class ScandotGrid:
         return base_xyz[2] - terrain.height_at(x, y)
 
 
-def _mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for size in hidden:
-        layers += [nn.Linear(inputs, size), nn.ELU()]
-        inputs = size
-    layers.append(nn.Linear(inputs, outputs))
-    return nn.Sequential(*layers)
-
-
 class ScandotEncoder(nn.Module):
     def __init__(self, num_points: int, hidden: Sequence[int] = (64,), latent_dim: int = 16) -> None:
         super().__init__()
         self.num_points = num_points
         self.latent_dim = latent_dim
-        self.net = _mlp(num_points, hidden, latent_dim)
+        self.net = MLP(num_points, latent_dim, list(hidden))
 
     def forward(self, scandots: torch.Tensor) -> torch.Tensor:
         if scandots.shape[-1] != self.num_points:

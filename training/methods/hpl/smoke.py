@@ -9,14 +9,17 @@
    height (``terrain.parkour_terrain("hurdles", d)``) across its path at 60 % of its length: the
    box-only CPU env takes box-representable kinds.
 4. **Oracle**: the ``hpl_oracle`` task through the runner (:mod:`.task`: rsl_rl's PPO on the tracking
-   env with the scandot oracle of :mod:`.oracle`, ``configs/hpl_oracle[_tiny].yaml``); episodes start
-   at the start of their terrain; each environment's reference copy is chosen by its curriculum level
-   (:mod:`.curriculum`), moved after every episode by the distance covered along the path over the
-   path's length.
-5. **Distillation**: DAgger with one trainer and N collector processes (:mod:`.collectors`) into
-   training/export's recurrent depth student.
-6. **Export** (``training.export.export_student``) and **simulation**
-   (``training.pipeline.smoke.stage_sim``), as the PHP smoke run.
+   env with the scandot oracle of :mod:`.oracle`, the size's ``smoke.hpl_oracle`` config); episodes
+   start at the start of their terrain; each environment's reference copy is chosen by its curriculum
+   level (:mod:`.curriculum`), moved after every episode by the distance covered along the path over
+   the path's length.
+5. **Student**: the ``hpl_student`` task through the runner (:mod:`.student`, the size's
+   ``smoke.hpl_student`` config): DAgger from the oracle into the recurrent depth student, its
+   environments in ``hpl.workers`` worker processes, each labelling its share with its own oracle;
+   its end exports the bundle (``DIR/student/bundle``, ``training.export.export_student``'s checks).
+6. **Simulation** (``training.pipeline.smoke.stage_sim``), as the PHP smoke run.
+
+Sizes: ``--size NAME`` reads ``training/configs/smoke[_tiny].yaml`` (``training.configs.schema.load_smoke_size``).
 """
 
 from __future__ import annotations
@@ -25,39 +28,21 @@ import dataclasses
 import json
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from training.configs.schema import load_train_config
+from training.configs.schema import load_smoke_size, load_train_config
 from training.envs.reference import Reference, Terrain
 from training.methods.hpl.task import path_of
 from training.methods.hpl.terrain import HURDLE_THICKNESS_M, KINDS, TerrainSpec, add_hfield, level_value, terrain_set
-from training.pipeline.smoke import DEFAULT_CONFIG, method_student_config, stage_mm, stage_sim, train_teacher_stage
-from training.pipeline.smoke import SIZES as PHP_SIZES
+from training.pipeline.smoke import stage_mm, stage_sim, train_teacher_stage
 from training.pipeline.teacher import Log, SkillReference
 
 HURDLE_AT = 0.6  # fraction of the path where the curriculum hurdle stands
 HURDLE_WIDTH_M = 1.0
-
-
-@dataclass(frozen=True)
-class HplSize:
-    php: str  # the PHP smoke size whose references, student size, camera and sim time are reused
-    oracle_config: str  # the hpl_oracle task's config (training/configs/): its hpl.levels set the curriculum
-    collectors: int
-    distill_iterations: int
-    distill_steps: int
-    distill_envs: int
-
-
-SIZES: dict[str, HplSize] = {
-    "tiny": HplSize("tiny", "hpl_oracle_tiny", 2, 3, 16, 2),
-    "smoke": HplSize("smoke", "hpl_oracle", 2, 40, 24, 8),
-}
 
 
 def stage_terrain(out: Path, levels: int, seed: int, log: Log) -> dict[str, Any]:
@@ -129,12 +114,19 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     axes[1].set(title="Terrain curriculum", xlabel="oracle iteration")
     axes[1].legend(fontsize=8)
     axes[2].plot(result["student_loss"])
-    axes[2].set(title=f"DAgger ({result['collectors']} collectors)", xlabel="trainer iteration", ylabel="masked MSE")
+    where = "worker processes" if result["worker_processes"] else "shares in one process"
+    axes[2].set(title=f"DAgger ({result['workers']} {where})", xlabel="student iteration", ylabel="masked MSE")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def steady_env_steps_per_s(rows: list[dict[str, Any]]) -> float:
+    """The student's env-steps/s over its iterations after the first (which pays for the workers' start)."""
+    rows = rows[1:] or rows
+    return round(sum(r["env_steps_per_s"] * r["wall_s"] for r in rows) / sum(r["wall_s"] for r in rows), 1)
 
 
 def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -144,21 +136,13 @@ def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
 def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = print) -> dict[str, Any]:
     """Every HPL stage in order; writes DIR/smoke.json and DIR/curves.png, returns smoke.json's content."""
     from parkour_core.stats import write_json
-    from training.export import export_student
-    from training.export.models import parameter_count
-    from training.methods.hpl.collectors import StudentTask, run_distributed
     from training.pipeline.teacher import toy_references
+    from training.rl.train import train
 
-    if size not in SIZES:
-        raise ValueError(f"size {size!r} is not one of {', '.join(SIZES)}")
-    preset = SIZES[size]
-    php = PHP_SIZES[preset.php]
+    preset = load_smoke_size(size)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    levels = load_train_config(preset.oracle_config).hpl.levels
-    student_cfg = method_student_config(
-        DEFAULT_CONFIG, dataclasses.replace(php, student={**php.student, "env.num_envs": preset.distill_envs}), seed
-    )
+    levels = load_train_config(preset.hpl_oracle).hpl.levels
     torch.manual_seed(seed)
     wall: dict[str, float] = {}
     started = time.perf_counter()
@@ -168,61 +152,35 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     wall["terrain"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    mm = stage_mm(out / "mm", php.motions, seed, log)
-    base = toy_references(out / "mm", php.reference_s)
+    mm = stage_mm(out / "mm", preset.motions, seed, log)
+    base = toy_references(out / "mm", preset.reference_s)
     references = curriculum_references(base, levels)
     wall["mm"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    oracle, oracle_model = train_teacher_stage(out, php, seed, references, config=preset.oracle_config)
+    oracle, oracle_model = train_teacher_stage(out, preset, seed, references, config=preset.hpl_oracle)
     shutil.copyfile(oracle["teacher"], out / "oracle.pt")
     oracle_rows = oracle["iterations"]
     wall["oracle"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    task = StudentTask(
-        references,
-        student_cfg,
-        php.student_size,
-        php.camera,
-        oracle_model,
-        bptt_steps=php.bptt_steps,
-        max_boxes=max(len(r.reference.terrain) for r in references),
-        seed=seed,
-    )
-    distill = run_distributed(
-        task, preset.collectors, preset.distill_iterations, preset.distill_steps, seed=seed, keep=4, log=log
-    )
-    model = distill.student
-    torch.save(model.state_dict(), out / "student.pt")
-    wall["student"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    frames = [b["depth"].reshape(-1, *b["depth"].shape[2:]) for b in distill.samples]
-    calibration = list(np.concatenate(frames)[:: max(1, sum(len(f) for f in frames) // 64)][:64]) if frames else []
-    bundle = export_student(
-        model.backbone.eval(),
-        model.student.eval(),
-        out / "bundle",
-        name=f"hpl_smoke_student_{size}",
-        provenance={
-            "training": f"parkour train smoke --method hpl --size {size} --seed {seed}",
-            "method": "hpl",
-            "oracle_iterations": len(oracle_rows),
-            "distill_iterations": preset.distill_iterations,
-            "collectors": preset.collectors,
-            "references": [r.reference.name for r in base],
-        },
-        calibration_frames=calibration,
-    )
+    provenance = {
+        "training": f"parkour train smoke --method hpl --size {size} --seed {seed}",
+        "method": "hpl",
+        "oracle_iterations": len(oracle_rows),
+    }
+    inputs = {"references": references, "teacher": oracle_model, "provenance": provenance}
+    student = train(preset.hpl_student, out / "student", {"run.seed": seed}, task_inputs=inputs)
+    rows = student["iterations"]
+    bundle = Path(student["bundle"])
     manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["export"] = time.perf_counter() - t
-    log(f"export: wrote {bundle}")
+    wall["student"] = time.perf_counter() - t
+    log(f"student: wrote {bundle}")
 
     sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
     if sim:
         t = time.perf_counter()
-        sim_summary = stage_sim(bundle, out / "sim", php.sim_active_s, log)
+        sim_summary = stage_sim(bundle, out / "sim", preset.sim_active_s, log)
         wall["sim"] = time.perf_counter() - t
     wall["total"] = time.perf_counter() - started
 
@@ -230,7 +188,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "method": "hpl",
         "size": size,
         "seed": seed,
-        "configs": {"oracle": preset.oracle_config, "student": str(DEFAULT_CONFIG)},
+        "configs": {"oracle": preset.hpl_oracle, "student": preset.hpl_student},
         "terrain": terrain,
         "mm": mm,
         "references": [{"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in base],
@@ -241,15 +199,12 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
             **oracle["curriculum"],
             "hurdle_heights_m": [level_value("hurdles", float(d)) for d in np.linspace(0, 1, levels)],
         },
-        "student_loss": [row["loss"] for row in distill.iterations],
-        "student": _columns(distill.iterations),
-        "collectors": preset.collectors,
-        "distill_transitions": distill.transitions,
-        "distill_transitions_per_s": round(distill.transitions_per_s, 1),
-        "student_parameters": {
-            "depth_backbone": parameter_count(model.backbone),
-            "student": parameter_count(model.student),
-        },
+        "student_loss": [row["dagger"] for row in rows],
+        "student": _columns(rows),
+        "workers": student["workers"],
+        "worker_processes": student["processes"],
+        "student_env_steps_per_s": steady_env_steps_per_s(rows),
+        "student_parameters": student["parameters"],
         "bundle": str(bundle),
         "export_checks": manifest["provenance"]["checks"],
         "sim": sim_summary,

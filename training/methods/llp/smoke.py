@@ -7,8 +7,8 @@ runner, ``stage_sim``, ``plot_curves``) and sizes.
 What LLP changes:
 
 - references cut around each motion's skill (approach, skill and exit all present), with their phase;
-- the student: the ``llp_student`` task through the runner (:mod:`.task`; config ``llp_student_tiny`` or
-  ``llp_student``): MLP -> GRU -> MLP with the height-scan decoder (:mod:`.student`), LLP's camera
+- the student: the ``llp_student`` task through the runner (:mod:`.task`; the size's
+  ``smoke.llp_student``): MLP -> GRU -> MLP with the height-scan decoder (:mod:`.student`), LLP's camera
   timing (:mod:`.timing`), the conditional transition prior with the group label in the critic only
   (:mod:`.transition_prior`);
 - the export drops the decoder and writes LLP's trained depth latency into the manifest;
@@ -26,13 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training.pipeline.smoke import SIZES, stage_mm, stage_sim, train_teacher_stage
+from training.configs.schema import load_smoke_size
+from training.pipeline.smoke import stage_mm, stage_sim, train_teacher_stage
 from training.pipeline.teacher import Log
-
-
-def student_config(size: str) -> str:
-    """The llp_student config of a smoke size (training/configs/)."""
-    return "llp_student_tiny" if size == "tiny" else "llp_student"
 
 
 def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = print) -> dict[str, Any]:
@@ -47,10 +43,8 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     from training.pipeline.curves import plot_curves
     from training.rl.train import train
 
-    if size not in SIZES:
-        raise ValueError(f"size {size!r} is not one of {', '.join(SIZES)}")
-    preset = SIZES[size]
-    config = student_config(size)
+    preset = load_smoke_size(size)
+    config = preset.llp_student
     student_cfg = load_train_config(config, {"run.seed": seed})
     timing, c = timing_of(student_cfg), student_cfg.llp
     out = Path(out).resolve()
@@ -96,7 +90,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "size": size,
         "seed": seed,
         "config": f"training/configs/{config}.yaml",
-        "teacher_config": f"training/configs/{preset.teacher_config}.yaml",
+        "teacher_config": f"training/configs/{preset.php_teacher}.yaml",
         "references": [
             {
                 "name": r.reference.name,

@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rsl_rl.modules import RNN
+from rsl_rl.modules import MLP, RNN
 from rsl_rl.utils import unpad_trajectories
 from tensordict import TensorDict
 from torch import nn
 
 from training.envs.privileged import PRIVILEGED_TERMS, term_slices
 from training.export.models import DepthBackbone, RecurrentStudent, StudentSize
-from training.pipeline.student_update import _mlp
 from training.rl.models import DepthRecurrentModel
 
 HEIGHT_SCAN = term_slices(PRIVILEGED_TERMS)["height_scan"]
@@ -43,7 +42,7 @@ class EncodedGRU(nn.Module):
         super().__init__()
         self.input_size = input_size  # what the export's dummy obs is sized from (obs + latent)
         self.hidden_size = hidden_size
-        self.encoder = nn.Sequential(_mlp(input_size, encoder_hidden, encoder_out), nn.ELU())
+        self.encoder = nn.Sequential(MLP(input_size, encoder_out, list(encoder_hidden)), nn.ELU())
         self.gru = nn.GRU(encoder_out, hidden_size, num_layers=1)
 
     def forward(self, features: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -65,7 +64,7 @@ class HeightScanDecoder(nn.Module):
 
     def __init__(self, hidden_size: int, widths: Sequence[int], out: int = HEIGHT_SCAN_DIM) -> None:
         super().__init__()
-        self.net = _mlp(hidden_size, widths, out)
+        self.net = MLP(hidden_size, out, list(widths))
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.net(hidden)
@@ -95,7 +94,9 @@ class LLPModel(DepthRecurrentModel):
     ) -> None:
         super().__init__(obs, obs_groups, obs_set, output_dim, **kwargs)
         self.encoder_hidden, self.encoder_out = tuple(encoder_hidden), encoder_out
-        self.encoder = nn.Sequential(_mlp(self.obs_dim + self.size.latent_dim, encoder_hidden, encoder_out), nn.ELU())
+        self.encoder = nn.Sequential(
+            MLP(self.obs_dim + self.size.latent_dim, encoder_out, list(encoder_hidden)), nn.ELU()
+        )
         self.rnn = RNN(encoder_out, self.rnn_hidden_dim, 1, "gru")
         self.decoder = HeightScanDecoder(self.rnn_hidden_dim, decoder_hidden)
         self.reconstruction_weight = reconstruction_weight

@@ -10,9 +10,8 @@ import pytest
 
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner
-from training.configs.schema import load_train_config
+from training.configs.schema import load_smoke_size, load_train_config
 from training.methods.llp.smoke import run_method_smoke
-from training.pipeline.smoke import SIZES
 
 
 @pytest.mark.integration
@@ -22,7 +21,7 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     result = json.loads((out / "smoke.json").read_text())
     assert result["method"] == "llp" and result["bundle"] == returned["bundle"]
     student_cfg = load_train_config("llp_student_tiny")
-    teacher_cfg = load_train_config(SIZES["tiny"].teacher_config)
+    teacher_cfg = load_train_config(load_smoke_size("tiny").php_teacher)
     assert len(result["teacher_return"]) == teacher_cfg.run.max_iterations
     k = student_cfg.run.max_iterations
     assert len(result["student_loss"]) == len(result["reconstruction_loss"]) == k
@@ -34,9 +33,9 @@ def test_tiny_llp_smoke_end_to_end(tmp_path: Path) -> None:
     np.testing.assert_allclose(np.sum(fractions, axis=0), 1.0)
     assert result["timing"] == {"camera_hz": [27.0, 33.0], "latency_s": [0.03, 0.06]}
     summary = result["entry_exit"]["summary"]
-    assert summary["trials"] == SIZES["tiny"].motions and summary["entry_success"] is not None
+    assert summary["trials"] == load_smoke_size("tiny").motions and summary["entry_success"] is not None
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(list((out / "mm").glob("motion_*.npz"))) == SIZES["tiny"].motions
+    assert len(list((out / "mm").glob("motion_*.npz"))) == load_smoke_size("tiny").motions
 
     bundle_dir = Path(result["bundle"])
     assert bundle_dir == out / "student" / "bundle"

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from numpy.typing import NDArray
+from rsl_rl.modules import MLP
 from torch import nn
 
 from training.envs.privileged import PRIVILEGED_TERMS, term_slices
 from training.export.student import STUDENT_OBS_TERMS
-from training.pipeline.student_update import _mlp
 
 GROUPS: tuple[str, ...] = ("approach", "skill", "exit")  # = the motion file's phase 0 / 1 / 2
 APPROACH, SKILL, EXIT = range(3)
@@ -69,7 +69,7 @@ class TransitionDiscriminator(nn.Module):
     def __init__(self, transition_dim: int, num_groups: int = len(GROUPS), hidden: Sequence[int] = (64, 64)) -> None:
         super().__init__()
         self.num_groups = num_groups
-        self.net = _mlp(transition_dim + num_groups, hidden, 1)
+        self.net = MLP(transition_dim + num_groups, 1, list(hidden))
 
     def forward(self, transition: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
         onehot = nn.functional.one_hot(group.long(), self.num_groups).to(transition.dtype)
