@@ -207,13 +207,13 @@ def php_bundles(frames: list[np.ndarray], check: Rollout, cache: Path) -> tuple[
     fp32_dir = cache / f"student_random_php_seed{SEED}_fp32_{digest}"
     if not (fp32_dir / MANIFEST).is_file():
         print(f"exporting the PHP-sized random student (fp32) to {fp32_dir}")
-        export_random_student(fp32_dir, size="php", seed=SEED, precision="fp32")
+        export_random_student(fp32_dir, size="php_student_gpu", seed=SEED, precision="fp32")
     int8_dir = cache / f"student_random_php_seed{SEED}_int8_{digest}"
     if not (int8_dir / MANIFEST).is_file():
         print(f"exporting the PHP-sized random student (int8, sim-calibrated) to {int8_dir}")
         try:
             export_random_student(
-                int8_dir, size="php", seed=SEED, precision="int8", calibration_frames=frames,
+                int8_dir, size="php_student_gpu", seed=SEED, precision="int8", calibration_frames=frames,
                 parity_rollout=check, calibration=calibration_note(),
             )  # fmt: skip
         except ParityError as e:
@@ -606,7 +606,13 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if php is not None:
         groups.append(
-            ("php_random", php[0], php[1], inputs[PHP_INPUTS_FROM].rollout, lambda: build_random_student("php", SEED))
+            (
+                "php_random",
+                php[0],
+                php[1],
+                inputs[PHP_INPUTS_FROM].rollout,
+                lambda: build_random_student("php_student_gpu", SEED),
+            )
         )
     for name, bundle, verdict, rollout, torch_modules in groups:
         print(f"timing {name} ({len(rollout)} ticks)")

@@ -59,7 +59,7 @@ def student_bundle(cache: Path) -> Path:
 
     path = cache / "student_php"
     if not (path / "manifest.json").is_file():
-        export_random_student(path, "php", seed=0)
+        export_random_student(path, "php_student_gpu", seed=0)
     return path
 
 

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from parkour_core.bundle import BundleError, read_manifest
-from training.export.models import SIZES
 from training.export.parity import ParityError
 from training.export.student import PRECISIONS, ExportError, export_random_student
 
@@ -29,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         help="quantise a trained fp32 student bundle (its ONNX files) to int8 in --out, calibrated on and checked "
         "against simulator recordings it drives (training.export.calibration); BUNDLE is never written",
     )
-    parser.add_argument("--size", choices=sorted(SIZES), default="php")
+    parser.add_argument(
+        "--size",
+        default="php_student_gpu",
+        help="a training config whose policy section sizes the student (php_student_gpu: PHP's; php_student_tiny)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--precision",

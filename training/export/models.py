@@ -28,12 +28,21 @@ class StudentSize:
     mlp_hidden: tuple[int, ...] = (2048, 1024, 512, 256, 128)
 
 
-SIZES: dict[str, StudentSize] = {
-    # The network PHP deploys (11.6M parameters, ~46 MB of fp32 weights).
-    "php": StudentSize(),
-    # Same structure and I/O, a few thousand parameters: exports and checks in about a second.
-    "tiny": StudentSize(conv_channels=(4, 8), backbone_hidden=16, gru_hidden=16, mlp_hidden=(32, 16)),
-}
+def student_size(config: str) -> StudentSize:
+    """The layer sizes a training config's ``policy`` section gives the student: ``php_student_gpu`` is
+    the network PHP deploys (11.6M parameters, about 46 MB of fp32 weights), ``php_student_tiny`` the
+    same structure and I/O in a few thousand parameters (exports and checks in about a second)."""
+    from training.configs import load_train_config
+
+    p = load_train_config(config).policy
+    c1, c2 = p.conv_channels
+    return StudentSize(
+        conv_channels=(int(c1), int(c2)),
+        backbone_hidden=p.backbone_hidden,
+        latent_dim=p.depth_latent,
+        gru_hidden=p.rnn_hidden,
+        mlp_hidden=tuple(int(w) for w in p.actor_hidden),
+    )
 
 
 def _conv_output_hw(height: int, width: int) -> tuple[int, int]:

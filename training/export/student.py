@@ -46,7 +46,7 @@ from parkour_core.hashing import sha256_file
 from parkour_core.obs import ObsTerm, observation_size
 from parkour_core.provenance import git_commit
 from parkour_core.robots import G1, RobotSpec
-from training.export.models import SIZES, DepthBackbone, RecurrentStudent, StudentSize, parameter_count
+from training.export.models import DepthBackbone, RecurrentStudent, StudentSize, parameter_count, student_size
 from training.export.optimize import quantize_backbone, quantize_student
 from training.export.parity import (
     Rollout,
@@ -143,12 +143,13 @@ def student_manifest(
 
 
 def build_random_student(size: str | StudentSize, seed: int) -> tuple[DepthBackbone, RecurrentStudent]:
-    """Freshly initialised torch modules (PyTorch's default init), reproducible from ``seed``."""
-    student_size = SIZES[size] if isinstance(size, str) else size
+    """Freshly initialised torch modules (PyTorch's default init), reproducible from ``seed``; ``size``: a
+    training config whose policy section sizes them (:func:`~training.export.models.student_size`)."""
+    sizes = student_size(size) if isinstance(size, str) else size
     torch.manual_seed(seed)
     depth = DepthSpec()
-    backbone = DepthBackbone(student_size, depth.height, depth.width).eval()
-    student = RecurrentStudent(observation_size(STUDENT_OBS_TERMS), student_size, G1.num_joints).eval()
+    backbone = DepthBackbone(sizes, depth.height, depth.width).eval()
+    student = RecurrentStudent(observation_size(STUDENT_OBS_TERMS), sizes, G1.num_joints).eval()
     return backbone, student
 
 
@@ -381,7 +382,7 @@ def _bundle_in_memory(out_dir: Path, manifest: Manifest) -> Bundle:
 
 def export_random_student(
     out_dir: Path | str,
-    size: str = "tiny",
+    size: str = "php_student_tiny",
     seed: int = 0,
     precision: str = "int8",
     name: str | None = None,
@@ -393,10 +394,12 @@ def export_random_student(
 
     Without ``calibration_frames`` the int8 convs are calibrated on synthetic frames
     (``parity.synthetic_depth_frame``); simulator frames come from :mod:`training.export.calibration`.
+    ``size``: a training config whose policy section sizes the student (``php_student_gpu``: PHP's).
     """
-    if size not in SIZES:
-        raise ExportError(f"size {size!r} is not one of {', '.join(SIZES)}")
-    backbone, student = build_random_student(size, seed)
+    try:
+        backbone, student = build_random_student(size, seed)
+    except ValueError as e:  # the config loader's ConfigError: an unknown config or a bad policy section
+        raise ExportError(f"size {size!r}: {e}") from e
     if calibration_frames is None:
         rng = np.random.default_rng(seed + 1_000_003)  # frames independent of the checks' rollouts
         depth = DepthSpec()

@@ -24,7 +24,9 @@ TICKS = 160
 
 @pytest.fixture(scope="module")
 def fp32_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return export_random_student(tmp_path_factory.mktemp("fp32") / "bundle", size="tiny", seed=5, precision="fp32")
+    return export_random_student(
+        tmp_path_factory.mktemp("fp32") / "bundle", size="php_student_tiny", seed=5, precision="fp32"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +82,13 @@ def test_quantize_bundle_writes_a_checked_int8_bundle_beside_the_untouched_sourc
     assert {p.name: p.read_bytes() for p in fp32_bundle.iterdir()} == before
     bundle = load_bundle(out)
     m = bundle.manifest
-    assert m.name == "student_random_tiny_int8" and m.policy.file == STUDENT_INT8_FILE
+    assert m.name == "student_random_php_student_tiny_int8" and m.policy.file == STUDENT_INT8_FILE
     assert m.depth_backbone is not None and m.depth_backbone.file == BACKBONE_INT8_FILE
     check = m.provenance["checks"]["int8_vs_fp32_onnx"]
     assert check["steps"] == TICKS and check["rollout"] == "given" and check["calibration_frames"] == 32
     assert check["relative_tolerance"] == INT8_RELATIVE_TOLERANCE
     assert check["max_action_error"] <= check["tolerance"]
-    assert check["calibration"]["driver"] == "student_random_tiny"
+    assert check["calibration"]["driver"] == "student_random_php_student_tiny"
     assert m.provenance["quantised_from"]["files"] == read_manifest(fp32_bundle).files
     # A bar it cannot meet: refused, and no manifest vouches for the files.
     monkeypatch.setattr(student_export, "INT8_RELATIVE_TOLERANCE", check["relative_action_error"] / 10)

@@ -46,12 +46,12 @@ SEED = 3
 
 @pytest.fixture(scope="module")
 def tiny_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return export_random_student(tmp_path_factory.mktemp("tiny") / "bundle", size="tiny", seed=SEED)
+    return export_random_student(tmp_path_factory.mktemp("tiny") / "bundle", size="php_student_tiny", seed=SEED)
 
 
 @pytest.fixture()
 def modules():
-    return build_random_student("tiny", SEED)
+    return build_random_student("php_student_tiny", SEED)
 
 
 def fp32(bundle: Bundle) -> Bundle:
@@ -180,7 +180,7 @@ def hide_an_outlier_weight(student: RecurrentStudent, output_scale: float, outli
 
 
 def test_int8_error_large_against_the_action_range_fails_though_small_in_action_units(tmp_path: Path) -> None:
-    backbone, student = build_random_student("tiny", SEED)
+    backbone, student = build_random_student("php_student_tiny", SEED)
     hide_an_outlier_weight(student, output_scale=0.02, outlier=1.0)
     with pytest.raises(ParityError, match="of the reference's action range") as failed:
         student_export.export_student(backbone, student, tmp_path / "int8", "outlier", {}, precision="int8")
@@ -196,7 +196,7 @@ def test_int8_error_large_against_the_action_range_fails_though_small_in_action_
 
 def test_php_random_student_int8_is_judged_against_its_own_small_range(tmp_path: Path) -> None:
     """Its actions stay within about +-0.1: the old 0.02 bar was 10 % of that; 2 % of the range is ~0.0035."""
-    out = export_random_student(tmp_path / "php", size="php", seed=0, precision="int8")
+    out = export_random_student(tmp_path / "php", size="php_student_gpu", seed=0, precision="int8")
     check = read_manifest(out).provenance["checks"]["int8_vs_fp32_onnx"]
     assert check["max_abs_action"] < 0.2 and check["tolerance"] < 0.005
     assert 0.0 < check["max_action_error"] <= check["tolerance"]  # measured 6.4e-4 = 0.36 % of the range
@@ -270,7 +270,7 @@ def test_cli_writes_no_manifest_and_exits_nonzero_when_the_check_fails(
     out = tmp_path / "bundle"
     out.mkdir()
     (out / MANIFEST).write_text("{}")  # a stale manifest from an earlier export must not survive
-    code = cli.main(["--random", "--size", "tiny", "--seed", "0", "--out", str(out)])
+    code = cli.main(["--random", "--size", "php_student_tiny", "--seed", "0", "--out", str(out)])
     assert code == 1
     assert "export failed" in capsys.readouterr().err
     assert not (out / MANIFEST).exists()
@@ -279,7 +279,7 @@ def test_cli_writes_no_manifest_and_exits_nonzero_when_the_check_fails(
 def test_fp32_precision_bundle_runs_the_reference_models(tiny_bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     shutil.copytree(tiny_bundle, out)  # an earlier int8 export in the same folder
-    export_random_student(out, size="tiny", seed=1, precision="fp32")
+    export_random_student(out, size="php_student_tiny", seed=1, precision="fp32")
     m = load_bundle(out).manifest
     assert m.policy.file == STUDENT_FILE and m.depth_backbone is not None and m.depth_backbone.file == BACKBONE_FILE
     assert set(m.files) == {STUDENT_FILE, BACKBONE_FILE}
@@ -311,14 +311,14 @@ def test_camera_frames_arrive_on_three_of_five_ticks() -> None:
 
 
 def test_php_size_has_the_published_parameter_count() -> None:
-    backbone, student = build_random_student("php", 0)
+    backbone, student = build_random_student("php_student_gpu", 0)
     total = parameter_count(backbone) + parameter_count(student)
     assert total == 11_626_045  # FACTS: about 11.6M (46 MB of fp32 weights)
     assert student.gru.hidden_size == 256
 
 
 def test_int8_block_precision_uses_matmul_nbits_within_tolerance(tmp_path: Path) -> None:
-    out = export_random_student(tmp_path / "block", size="tiny", seed=2, precision="int8-block")
+    out = export_random_student(tmp_path / "block", size="php_student_tiny", seed=2, precision="int8-block")
     bundle = load_bundle(out)
     ops = [n.op_type for n in onnx.load(out / STUDENT_INT8_FILE).graph.node]
     assert ops.count("MatMulNBits") == 3 and "Gemm" not in ops
