@@ -13,12 +13,14 @@ and the same bundle contract.
 
 `run --config NAME --out DIR [--set KEY=VALUE ...]` trains any task of the one runner (training/rl:
 rsl_rl's storage, PPO and distillation, our task configs and hooks) from its typed config under
-training/configs/. `student-walk` (stage 1) distils the installed walking policy into the recurrent
-depth student by DAgger (student_walk.yaml); `student-step` (stage 2) trains it onward on low
-platforms with PHP's hybrid DAgger + PPO objective, from stage 1's bundle (`--init`, default
-models/student_walk; student_step.yaml). On a terminal they show a progress bar; otherwise a line
-every 15 s. DIR/curve.jsonl grows with every iteration and DIR/model_latest.pt is saved every
-run.save_interval iterations, so a killed run keeps both.
+training/configs/. `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab (training/backends/mjlab:
+PHP's teacher, h1_walk, and the walking student, whose bundle is written here once the run is back).
+`student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by DAgger
+(student_walk.yaml); `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger
++ PPO objective, from stage 1's bundle (`--init`, default models/student_walk; student_step.yaml). On a
+terminal they show a progress bar; otherwise a line every 15 s. DIR/curve.jsonl grows with every
+iteration and DIR/model_latest.pt is saved every run.save_interval iterations, so a killed run keeps
+both.
 """
 
 from __future__ import annotations
@@ -65,8 +67,8 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
     r.add_argument(
         "--backend", choices=("mujoco_cpu", "mjlab"), default=None,
-        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task (box terrain, height scan) or "
-        "h1_walk on MuJoCo-Warp in .venv-mjlab (default: the config's env.backend)",
+        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task (box terrain, height scan), "
+        "h1_walk or student_walk on MuJoCo-Warp in .venv-mjlab (default: the config's env.backend)",
     )  # fmt: skip
     r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
 
@@ -131,25 +133,46 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
 
 
 MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
+MJLAB_STUDENT_TASKS = (
+    "student_walk",
+)  # trained by our runner over an mjlab env (training/backends/mjlab/walk_task.py)
 
 
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
-    """A teacher config (PHP's teacher) or h1_walk on mjlab (training/backends/mjlab/smoke.py, which runs
-    under .venv-mjlab)."""
+    """A teacher config (PHP's teacher), h1_walk or the walking student on mjlab (training/backends/mjlab/smoke.py,
+    which runs under .venv-mjlab). The student's bundle is written here, in the runtime venv, once the run is back
+    (the exporter's parity checks run onnxruntime, which .venv-mjlab does not hold)."""
+    import json
     import subprocess
     import sys
 
     from training.configs.schema import load_train_config
 
+    script = Path(__file__).resolve().parents[1] / "backends" / "mjlab" / "smoke.py"
+    if load_train_config(config).kind == "student":
+        cfg = load_train_config(config, overrides)
+        if cfg.task not in MJLAB_STUDENT_TASKS:
+            raise ValueError(
+                f"--backend mjlab trains the students {', '.join(MJLAB_STUDENT_TASKS)}; {config} is {cfg.task}, "
+                "which stays on mujoco_cpu (see training/backends/mjlab/__init__.py)"
+            )
+        cmd = [sys.executable, str(script), "--config", str(config), "--device", cfg.run.device, "--out", str(out),
+               "--overrides", json.dumps(overrides)]  # fmt: skip
+        if num_envs is not None:
+            cmd += ["--num-envs", str(num_envs)]
+        code = subprocess.call(cmd)
+        if code == 0:
+            from training.backends.mjlab.student_bundle import export_bundle
+
+            if num_envs is not None:
+                overrides = {**overrides, "env.num_envs": num_envs}
+            bundle = export_bundle(out, load_train_config(config, overrides))
+            print(f"parkour train run: wrote {Path(out) / (cfg.task + '.json')}, bundle {bundle}")
+        return code
     other = sorted(set(overrides) - set(MJLAB_KEYS))
     if other:
         raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
     cfg = load_train_config(config, overrides)
-    if cfg.kind != "teacher":
-        raise ValueError(f"--backend mjlab trains the teacher task and h1_walk; {config} is a {cfg.kind} config "
-                         "(the students stay on mujoco_cpu: mjlab has no DAgger + PPO hybrid and their depth "
-                         "task is not written; see training/backends/mjlab/__init__.py)")  # fmt: skip
-    script = Path(__file__).resolve().parents[1] / "backends" / "mjlab" / "smoke.py"
     cmd = [sys.executable, str(script), "--config", str(config), "--iterations", str(cfg.run.max_iterations),
            "--device", cfg.run.device, "--out", str(out)]  # fmt: skip
     if num_envs is not None:

@@ -1,7 +1,7 @@
 """The mjlab (MuJoCo-Warp) backend: runs inside .venv-mjlab (setup.sh), never imported by the runtime.
 
 What runs on mjlab 1.6.0 (``parkour train run --config <cfg> --backend mjlab --device cpu|cuda``, which
-calls ``smoke.py`` under .venv-mjlab; ``test_smoke.py`` trains both for two iterations on warp's CPU
+calls ``smoke.py`` under .venv-mjlab; ``test_smoke.py`` trains each for two iterations on warp's CPU
 device and checks them against our CPU code with ``checks.py``):
 
 - the PHP teacher (``task.py``, ``Parkour-PHP-Teacher-G1``): motion tracking on mjlab's G1, each
@@ -9,10 +9,16 @@ device and checks them against our CPU code with ``checks.py``):
   0.7 m x 0.7 m height scan as a yaw-aligned ray-cast sensor on the CPU env's grid, several
   references in one run with adaptive start sampling per reference (``motion.py``);
 - ``h1_walk`` (``h1_velocity.py``, ``Parkour-H1-Velocity``): our own H1 MJCF on mjlab's velocity-task
-  managers, h1_walk's observation terms, gait clock and unitree_rl_gym reward terms.
+  managers, h1_walk's observation terms, gait clock and unitree_rl_gym reward terms;
+- ``student_walk`` (``walk_task.py``): the walking depth student, DAgger from the walking policy, on an
+  mjlab env through OUR runner (``training/rl``: ``BlendedDistillation``, ``DepthRecurrentModel``; mjlab's
+  runner has no such distillation), its depth from the camera's rays (``depth.py``), its observation
+  and the teacher's labels from parkour_core's terms restated in torch (``policy_terms.py``), its
+  bundle written by the CPU task's exporter in the runtime venv (``student_bundle.py``).
 
-Not on mjlab: the students (walking, step-up, PHP's): they train by our hybrid DAgger + PPO
-(``training/rl``), which mjlab's runner does not have, and no student task is written here.
+Not on mjlab yet: the step-up student (``student_step``: HybridPPO with a critic, the platform course's
+reward and curriculum, the privileged step-up reflex teacher) and PHP's student; they stay on
+``mujoco_cpu``. What the step-up task would take is in the README ("Training at GPU scale").
 
 **Can mjlab give each environment the students' 58 x 87 depth image? Yes**, two ways, both measured
 by ``checks.py depth`` (G1 torso D435 mount of the robot spec, 4 environments, warp's CPU device):
@@ -33,9 +39,7 @@ by ``checks.py depth`` (G1 torso D435 mount of the robot spec, 4 environments, w
 Cost on warp's CPU device here (2 shared cores, 4 environments): a 58 x 87 render 24-41 ms for all four,
 against 220-300 ms for an env step (smoke_cpu: 10 physics steps of 2 ms); the ray sensor 76-83 ms. On a GPU it is not
 measured (no GPU was lent); mujoco_warp's renderer is built for batched rendering on GPUs, so usable
-cost there is likely but unproven. What a student task on mjlab would take: the teacher env plus the
-camera (1 or 2 above) and our depth noise, latency and preprocessing (``parkour_sim.depth_camera``,
-``parkour_core.depth``) as torch observation terms at the camera's 30 Hz, the student's proprioceptive
-terms from its bundle manifest, the teacher's privileged group for DAgger labels, and our runner with
-``HybridPPO`` (``training/rl``) over mjlab's ``RslRlVecEnvWrapper`` instead of mjlab's runner.
+cost there is likely but unproven. ``walk_task.py`` takes way 2 (our exact rays, turned per
+environment by the camera's mount jitter) with the CPU env's noise, latency and preprocessing in torch
+(``depth.py``).
 """

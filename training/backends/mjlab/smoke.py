@@ -1,20 +1,24 @@
 """Our tasks on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
 paper-scale run on a GPU. The config's ``task`` picks the mjlab task: ``h1_walk`` trains the H1
-velocity task (:mod:`training.backends.mjlab.h1_velocity`), any teacher config the PHP teacher
-(:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files, else the config's
-``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm box).
+velocity task (:mod:`training.backends.mjlab.h1_velocity`), ``student_walk`` the walking depth
+student through our runner (:mod:`training.backends.mjlab.walk_task`), any teacher config the PHP
+teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files, else the
+config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm box).
 
     .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
     make mjlab-smoke
     parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
     parkour train run --config h1_walk_gpu --backend mjlab --device cuda --out DIR
+    parkour train run --config student_walk --backend mjlab --device cuda --num-envs 4096 --out DIR
 
 Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
 says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
 ``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
 iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
 references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
-events, the ONNX export).
+events, the ONNX export). A ``student_walk`` config writes what the CPU task writes (``curve.jsonl``,
+``model_latest.pt``, ``student_walk.json``, ``curves.png``) and ``student_mjlab.pt``, from which the
+runtime ``.venv`` writes the bundle (``parkour train run`` does; :mod:`training.backends.mjlab.student_bundle`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="smoke_cpu")
-    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--iterations", type=int, default=None, help="default: 2 (a student: the config's budget)")
+    parser.add_argument(
+        "--overrides", default="{}", help="config overrides as a JSON object (parkour train run's --set)"
+    )
     parser.add_argument("--num-envs", type=int, default=None, help="default: the config's env.num_envs")
     parser.add_argument(
         "--motion", action="append", default=[], help="a synth motion_*.npz (repeatable); default: env.motions, "
@@ -70,11 +77,25 @@ def main(argv: list[str] | None = None) -> int:
 
     from training.configs import load_train_config
 
-    overrides = {"run.max_iterations": args.iterations, "run.save_interval": args.iterations, "run.device": args.device}
+    overrides = {**json.loads(args.overrides), "run.device": args.device}
     if args.num_envs:
         overrides["env.num_envs"] = args.num_envs
-    cfg = load_train_config(args.config, overrides)
     out = Path(args.out).resolve()
+    if load_train_config(args.config, overrides).task == "student_walk":
+        from training.backends.mjlab import walk_task
+
+        if args.iterations is not None:
+            overrides["run.max_iterations"] = args.iterations
+        cfg = load_train_config(args.config, overrides)
+        result = walk_task.train(cfg, out, Path(str(args.config)).stem, args.device)
+        rates = [r["env_steps_per_s"] for r in result["iterations"]]
+        print(json.dumps({"task": cfg.task, "backend": "mjlab", "device": args.device, "num_envs": result["num_envs"],
+                          "iterations": len(rates), "env_steps_per_s": summary(rates[1:] or rates)}))  # fmt: skip
+        print(f"mjlab: wrote {out / (cfg.task + '.json')} and {out / walk_task.MJLAB_STUDENT}")
+        return 0
+    iterations = args.iterations or 2
+    overrides |= {"run.max_iterations": iterations, "run.save_interval": iterations}
+    cfg = load_train_config(args.config, overrides)
     extra: dict = {}
     if cfg.task == "h1_walk":
         from training.backends.mjlab import h1_velocity
@@ -95,14 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     run_train(task_id, mj_cfg, out / "run")
     wall = time.perf_counter() - t0
-    steps = cfg.env.num_envs * cfg.ppo.num_steps_per_env * args.iterations
+    steps = cfg.env.num_envs * cfg.ppo.num_steps_per_env * iterations
     rates = iteration_rates(out / "run")
     result = {
         "task": task_id,
         "config": args.config,
         "device": args.device,
         "num_envs": cfg.env.num_envs,
-        "iterations": args.iterations,
+        "iterations": iterations,
         "env_steps": steps,
         "env_steps_per_s": summary(rates[1:] or rates),  # iteration 0 compiles warp's kernels
         "env_steps_per_s_each_iteration": rates,

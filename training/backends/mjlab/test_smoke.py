@@ -1,6 +1,7 @@
 """Our tasks on mjlab (MuJoCo-Warp on warp's CPU device): the PHP teacher on each reference's boxes
-with the privileged height scan, and the H1 velocity task, each for two iterations; and what they
-observe and reward, checked against our CPU code from the same state (checks.py).
+with the privileged height scan, the H1 velocity task and the walking depth student (through our
+runner, to its bundle), each for two iterations; and what they observe and reward, checked against
+our CPU code from the same state (checks.py).
 
 Runs where ``.venv-mjlab`` exists (``bash training/backends/mjlab/setup.sh``); CI does not create it
 (2.3 GB and about 9 minutes on 2 cores, for a backend meant for GPUs; see the README), so there the
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,12 +44,13 @@ def _train(out: Path, config: str, *extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def checks(tmp_path_factory) -> dict:
-    """checks.py's three probes in one process (teacher scan, H1 terms, depth), about 40 s."""
+    """checks.py's four probes in one process (teacher scan, H1 terms, depth, the walking student)."""
     out = tmp_path_factory.mktemp("mjlab_checks")
     done = subprocess.run([str(VENV_PY), str(CHECKS), "all", "--out", str(out), "--num-envs", "4", "--steps", "60"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return {name: json.loads((out / f"{name}_check.json").read_text()) for name in ("teacher", "h1", "depth")}
+    names = ("teacher", "h1", "depth", "student_walk")
+    return {name: json.loads((out / f"{name}_check.json").read_text()) for name in names} | {"dir": out}
 
 
 def test_the_teacher_task_trains_on_mjlab_on_the_cpu(tmp_path):
@@ -104,3 +107,73 @@ def test_mjlab_gives_each_environment_a_58x87_depth_image(checks):
     # mujoco_warp's renderer keeps pixels square: 87 x 58 pixels span 79.5 x 58 deg, not the D435's 87 x 58.
     assert c["camera_sensor_vs_cpu_square_pixel_fov"]["max_abs_error_m"] < 1e-4
     assert c["camera_sensor_vs_cpu_87x58deg"]["max_abs_error_m"] > 1e-2
+
+
+def test_the_walking_student_trains_on_mjlab_through_our_runner_and_writes_its_bundle(tmp_path):
+    """student_walk_tiny on mjlab, 2 iterations at 2 environments: our runner's curve and checkpoint, then
+    the bundle (written in this venv) with the CPU task's contract."""
+    from parkour_core.bundle import load_bundle
+    from parkour_core.runner import PolicyRunner, RobotState
+    from training.progress import read_curve
+    from training.student_walk.env import walk_student_manifest
+    from training.student_walk.teacher import WalkTeacher
+
+    out = tmp_path / "walk"
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", "student_walk_tiny", "--backend",
+           "mjlab", "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2", "--num-envs",
+           "2", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    result = json.loads((out / "student_walk.json").read_text())
+    assert result["backend"] == "mjlab" and result["num_envs"] == 2 and result["teacher_envs"] == 1
+    rows = result["iterations"]
+    assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)
+    assert [r["beta"] for r in rows] == [1.0, 0.0]  # beta_end_fraction 0.5 of 2 iterations
+    assert [r["iteration"] for r in read_curve(out / "curve.jsonl")] == [0, 1]
+    assert (out / "model_latest.pt").is_file() and (out / "curves.png").is_file()
+    bundle = load_bundle(out / "bundle")
+    teacher = WalkTeacher(1)
+    expected = walk_student_manifest("student_walk", 16, 32, teacher.manifest)  # student_walk_tiny's sizes
+    m = bundle.manifest
+    assert m.obs_terms == expected.obs_terms and m.gait_period_s == expected.gait_period_s
+    assert np.allclose(m.kp, teacher.kp) and np.allclose(m.kd, teacher.kd) and m.depth == expected.depth
+    assert "mjlab" in m.provenance["training"] and "parkour" in m.provenance["command"]
+    targets = PolicyRunner(bundle).step(
+        RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.array([0.5, 0, 0])
+    )
+    assert np.all(np.isfinite(targets))
+
+
+def test_the_walking_student_observes_on_mjlab_what_the_cpu_task_computes(checks):
+    """From the same state: parkour_core's observation, its gait clock, our CPU camera (with the same mount
+    jitter), the preprocessed image of the tick shown and FrameSchedule's choice of that tick; over
+    time-outs and an explicit reset."""
+    c = checks["student_walk"]
+    assert c["policy_obs_size"] == c["expected_policy_obs_size"] == 102
+    assert c["depth_shape"] == [c["num_envs"], 58, 87] and c["teacher_actions_shape"] == [c["num_envs"], 29]
+    assert c["resets"] > c["num_envs"]  # every environment timed out at 0.5 s, and one was reset by hand
+    assert c["max_abs_error_policy_obs"] < 1e-4
+    assert c["max_abs_error_gait_phase_rad"] < 1e-5
+    assert c["max_abs_error_raw_depth_m"] < 1e-4 and c["raw_depth_hole_mismatch_pixels"] == 0
+    assert c["max_abs_error_policy_depth"] < 1e-4
+    assert c["max_abs_error_exposure_stamp_s"] < 1e-9  # the frame FrameSchedule would show, at the policy ticks
+    assert c["box_pixels_seen"] > 0  # some camera saw a platform
+    assert c["new_frames_shown"] > c["compared_images"] // 3  # 30 Hz frames at 50 Hz ticks
+    assert 0.0 < c["max_mount_jitter"][0] <= 0.025 and 0.0 < c["max_mount_jitter"][1] <= np.radians(2.5) + 1e-6
+
+
+def test_the_walking_students_teacher_labels_on_mjlab_are_walk_teachers(checks):
+    """The labels (the walking policy's ONNX graph as a torch MLP on its own terms) against WalkTeacher
+    (onnxruntime, parkour_core's terms) on the same states, phases and commands."""
+    from training.student_walk.teacher import WalkTeacher
+
+    z = np.load(checks["dir"] / "student_walk_teacher.npz")
+    steps, n = z["labels"].shape[:2]
+    teacher = WalkTeacher(n)
+    worst = 0.0
+    for k in range(steps):
+        expected = teacher.act(z["q"][k], z["dq"][k], z["quat"][k], z["gyro"][k], z["command"][k],
+                               z["last_action"][k], z["phase"][k])  # fmt: skip
+        worst = max(worst, float(np.abs(z["labels"][k] - expected).max()))
+    assert steps > 60 and np.abs(z["labels"]).max() > 0.1
+    assert worst < 1e-4, f"labels differ from WalkTeacher's by up to {worst}"
