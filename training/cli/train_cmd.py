@@ -135,7 +135,8 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
 MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
 MJLAB_STUDENT_TASKS = (
     "student_walk",
-)  # trained by our runner over an mjlab env (training/backends/mjlab/walk_task.py)
+    "student_step",
+)  # trained by our runner over an mjlab env (training/backends/mjlab/walk_task.py, step_task.py)
 
 
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:

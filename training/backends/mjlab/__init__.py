@@ -14,11 +14,16 @@ device and checks them against our CPU code with ``checks.py``):
   mjlab env through OUR runner (``training/rl``: ``BlendedDistillation``, ``DepthRecurrentModel``; mjlab's
   runner has no such distillation), its depth from the camera's rays (``depth.py``), its observation
   and the teacher's labels from parkour_core's terms restated in torch (``policy_terms.py``), its
-  bundle written by the CPU task's exporter in the runtime venv (``student_bundle.py``).
+  bundle written by the CPU task's exporter in the runtime venv (``student_bundle.py``);
+- ``student_step`` (``step_task.py``): the step-up student, HybridPPO (DAgger + PPO) through OUR runner
+  with StepTask's gate, curriculum and weight choice, on walk_task's env made StepEnv: a pool of course
+  tiles ordered by platform height (the curriculum's cap picks among them at each reset), the course's
+  reward, lane exits and platform passes (``step_terms.py``, equal to ``StepEnv.step_course`` from the
+  same state), the privileged step-up reflex over each tile's boxes, and the asymmetric critic's
+  privileged group with the ray-cast height scan (``step_checks.py`` checks the reflex, the labels and
+  that group against the CPU code).
 
-Not on mjlab yet: the step-up student (``student_step``: HybridPPO with a critic, the platform course's
-reward and curriculum, the privileged step-up reflex teacher) and PHP's student; they stay on
-``mujoco_cpu``. What the step-up task would take is in the README ("Training at GPU scale").
+Not on mjlab yet: PHP's student; it stays on ``mujoco_cpu``.
 
 **Can mjlab give each environment the students' 58 x 87 depth image? Yes**, two ways, both measured
 by ``checks.py depth`` (G1 torso D435 mount of the robot spec, 4 environments, warp's CPU device):

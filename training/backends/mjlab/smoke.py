@@ -1,7 +1,8 @@
 """Our tasks on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
 paper-scale run on a GPU. The config's ``task`` picks the mjlab task: ``h1_walk`` trains the H1
 velocity task (:mod:`training.backends.mjlab.h1_velocity`), ``student_walk`` the walking depth
-student through our runner (:mod:`training.backends.mjlab.walk_task`), any teacher config the PHP
+student through our runner (:mod:`training.backends.mjlab.walk_task`), ``student_step`` the step-up
+student likewise (:mod:`training.backends.mjlab.step_task`), any teacher config the PHP
 teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files, else the
 config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm box).
 
@@ -10,15 +11,17 @@ config's ``env.motions``, else two toy references standing in front of a 10 cm a
     parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
     parkour train run --config h1_walk_gpu --backend mjlab --device cuda --out DIR
     parkour train run --config student_walk --backend mjlab --device cuda --num-envs 4096 --out DIR
+    parkour train run --config student_step --backend mjlab --device cuda --num-envs 4096 --out DIR
 
 Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
 says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
 ``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
 iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
 references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
-events, the ONNX export). A ``student_walk`` config writes what the CPU task writes (``curve.jsonl``,
-``model_latest.pt``, ``student_walk.json``, ``curves.png``) and ``student_mjlab.pt``, from which the
-runtime ``.venv`` writes the bundle (``parkour train run`` does; :mod:`training.backends.mjlab.student_bundle`).
+events, the ONNX export). A student config writes what the CPU task writes (``curve.jsonl``,
+``model_latest.pt``, ``<task>.json``, ``curves.png``; ``student_step`` also ``final_checkpoint.pt``) and
+``student_mjlab.pt``, from which the runtime ``.venv`` writes the bundle (``parkour train run`` does;
+:mod:`training.backends.mjlab.student_bundle`).
 """
 
 from __future__ import annotations
@@ -81,13 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.num_envs:
         overrides["env.num_envs"] = args.num_envs
     out = Path(args.out).resolve()
-    if load_train_config(args.config, overrides).task == "student_walk":
-        from training.backends.mjlab import walk_task
+    if load_train_config(args.config, overrides).task in ("student_walk", "student_step"):
+        from training.backends.mjlab import step_task, walk_task
 
         if args.iterations is not None:
             overrides["run.max_iterations"] = args.iterations
         cfg = load_train_config(args.config, overrides)
-        result = walk_task.train(cfg, out, Path(str(args.config)).stem, args.device)
+        module = walk_task if cfg.task == "student_walk" else step_task
+        result = module.train(cfg, out, Path(str(args.config)).stem, args.device)
         rates = [r["env_steps_per_s"] for r in result["iterations"]]
         print(json.dumps({"task": cfg.task, "backend": "mjlab", "device": args.device, "num_envs": result["num_envs"],
                           "iterations": len(rates), "env_steps_per_s": summary(rates[1:] or rates)}))  # fmt: skip

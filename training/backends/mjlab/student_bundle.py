@@ -22,12 +22,13 @@ MJLAB_STUDENT = "student_mjlab.pt"
 
 
 def walk_manifest(cfg: TrainConfig) -> Manifest:
-    """The walking student's manifest (the CPU task's: the walking policy's gains and gait clock)."""
+    """The walking student's manifest (the CPU task's: the walking policy's gains and gait clock), named after
+    the config's task (``student_walk`` or ``student_step``, whose students are the same network)."""
     from training.student_walk.env import walk_student_manifest
     from training.student_walk.teacher import WALK_BUNDLE
 
     teacher = load_bundle(WALK_BUNDLE).manifest
-    return walk_student_manifest("student_walk", cfg.policy.rnn_hidden, cfg.policy.depth_latent, teacher)
+    return walk_student_manifest(cfg.task, cfg.policy.rnn_hidden, cfg.policy.depth_latent, teacher)
 
 
 def export_bundle(out: Path | str, cfg: TrainConfig) -> Path:
@@ -62,7 +63,7 @@ def export_bundle(out: Path | str, cfg: TrainConfig) -> Path:
     provenance |= run_provenance(provenance["seed"], provenance["wall_s"])
     frames = list(saved["frames"].numpy()) if saved["frames"].numel() else []
     bundle_dir = out / "bundle"
-    export_walking_student(model.eval(), bundle_dir, "student_walk", provenance, frames, manifest)
+    export_walking_student(model.eval(), bundle_dir, cfg.task, provenance, frames, manifest)
     report = out / f"{cfg.task}.json"
     if report.is_file():
         result = json.loads(report.read_text())

@@ -177,3 +177,91 @@ def test_the_walking_students_teacher_labels_on_mjlab_are_walk_teachers(checks):
         worst = max(worst, float(np.abs(z["labels"][k] - expected).max()))
     assert steps > 60 and np.abs(z["labels"]).max() > 0.1
     assert worst < 1e-4, f"labels differ from WalkTeacher's by up to {worst}"
+
+
+@pytest.fixture(scope="module")
+def step_checks(tmp_path_factory) -> dict:
+    """step_checks.py: the step-up task's reflex and privileged observation from the same state."""
+    out = tmp_path_factory.mktemp("mjlab_step_checks")
+    script = ROOT / "training" / "backends" / "mjlab" / "step_checks.py"
+    done = subprocess.run([str(VENV_PY), str(script), "--out", str(out), "--num-envs", "4", "--steps", "200"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads((out / "student_step_check.json").read_text()) | {"dir": out}
+
+
+def test_the_step_up_student_trains_on_mjlab_through_our_runner_and_writes_its_bundle(tmp_path):
+    """student_step_tiny on mjlab, 2 iterations at 2 environments: HybridPPO with StepTask's hooks (the
+    curriculum's cap, the step-up figures), the final weights, then the bundle written in this venv."""
+    from parkour_core.bundle import load_bundle
+    from parkour_core.runner import PolicyRunner, RobotState
+    from training.progress import read_curve
+    from training.student_walk.env import walk_student_manifest
+    from training.student_walk.teacher import WalkTeacher
+
+    out = tmp_path / "step"
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", "student_step_tiny", "--backend",
+           "mjlab", "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2", "--num-envs",
+           "2", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    result = json.loads((out / "student_step.json").read_text())
+    assert result["backend"] == "mjlab" and result["num_envs"] == 2 and result["bundle"] == str(out / "bundle")
+    rows = result["iterations"]
+    assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)
+    # The curriculum's cap: start_cap_m at 0, max_height_m from curriculum_fraction (0.3) of 2 iterations on.
+    assert [r["height_cap_m"] for r in rows] == [pytest.approx(0.10), pytest.approx(0.22)]
+    for r in rows:
+        assert len(r["cleared_by_height"]) == len(r["fell_by_height"]) == 4
+        assert np.isfinite(r["track"]) and np.isfinite(r["reward_per_s"]) and "left_lane_per_1000_steps" in r
+        assert "step_up_rate_window" in r and "schedule_iteration" in r and "dagger" in r
+    assert [r["iteration"] for r in read_curve(out / "curve.jsonl")] == [0, 1]
+    assert (out / "final_checkpoint.pt").is_file() and (out / "curves.png").is_file()
+    bundle = load_bundle(out / "bundle")
+    teacher = WalkTeacher(1)
+    expected = walk_student_manifest("student_step", 16, 32, teacher.manifest)  # student_step_tiny's sizes
+    m = bundle.manifest
+    assert m.name == "student_step" and m.obs_terms == expected.obs_terms and m.depth == expected.depth
+    assert np.allclose(m.kp, teacher.kp) and "mjlab" in m.provenance["training"]
+    targets = PolicyRunner(bundle).step(
+        RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.array([0.5, 0, 0])
+    )
+    assert np.all(np.isfinite(targets))
+
+
+def test_the_step_up_students_reflex_and_critic_observation_on_mjlab_are_the_cpu_tasks(step_checks):
+    """From the same state: the reflex (lift_angles on C MuJoCo's feet over the tile's boxes) and the privileged
+    group (build_privileged over the same boxes: the ray-cast scan reads the tile the pool says)."""
+    c = step_checks
+    assert c["privileged_size"] == 290 and c["teacher_actions_shape"] == [c["num_envs"], 29]
+    assert c["course_env_steps"] > 0 and c["walk_env_steps"] > 0 and c["resets"] > 0 and c["tiles_seen"] > c["num_envs"]
+    assert c["reflex_fired"] > 0, "no foot met a platform: the reflex was not compared"
+    assert c["scan_on_box_points"] > 0, "no scan point on a box: the tiles' boxes were not compared"
+    assert c["max_abs_error_lift_rad"] < 1e-5
+    assert c["max_abs_error_privileged_without_scan"] < 1e-4
+    assert c["max_abs_error_height_scan_m"] < 1e-4
+
+
+def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
+    """The labels against StepTeacher.act's sum (WalkTeacher on onnxruntime plus lift_angles' offsets)."""
+    from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles
+    from training.student_walk.teacher import WalkTeacher
+
+    z = np.load(step_checks["dir"] / "student_step_teacher.npz")
+    steps, n = z["labels"].shape[:2]
+    teacher = WalkTeacher(n)
+    scale = float(teacher.manifest.action_scale)
+    worst, lifted = 0.0, 0
+    for k in range(steps):
+        expected = teacher.act(z["q"][k], z["dq"][k], z["quat"][k], z["gyro"][k], z["command"][k],
+                               z["last_action"][k], z["phase"][k])  # fmt: skip
+        for i in range(n):
+            real = z["half"][k, i, :, 0] > 0
+            lift = lift_angles(z["foot_pos"][k, i], z["foot_vel"][k, i], z["base_vel"][k, i], z["center"][k, i][real],
+                               z["half"][k, i][real], z["yaw"][k, i][real])  # fmt: skip
+            for leg, joints in enumerate(LEG_PITCH_JOINTS):
+                expected[i, list(joints)] += LIFT_PATTERN * lift[leg] / scale
+            lifted += int((lift > 0).sum())
+        worst = max(worst, float(np.abs(z["labels"][k] - expected).max()))
+    assert lifted > 0
+    assert worst < 1e-4, f"labels differ from StepTeacher's by up to {worst}"
