@@ -140,7 +140,6 @@ class TrackingEnv:
         self.physics = draw_physics(cfg.randomization, n, self.rng)
         self.start_sampler = start_sampler or self._uniform_start
         self.ref_sampler = ref_sampler or (lambda ids, rng: rng.integers(0, len(self.references), size=len(ids)))
-        self._boxes = [self._padded_boxes(r) for r in self.references]
         self.ref_id = np.zeros(n, dtype=np.int64)
         self.start_frame = np.zeros(n, dtype=np.int64)
         self.frame = np.zeros(n, dtype=np.int64)
@@ -161,13 +160,16 @@ class TrackingEnv:
         phases = rng.uniform(0.0, 1.0, size=len(env_ids))
         return frames_from_phases(self.references, ref_ids, phases, self.cfg.min_episode_frames)
 
-    def _padded_boxes(self, r: Reference) -> tuple[F, F, F]:
-        k = self.cfg.max_boxes
-        center = np.zeros((k, 3))
-        half = np.full((k, 3), NO_BOX)
-        yaw = np.zeros(k)
-        b = len(r.terrain)
-        center[:b], half[:b], yaw[:b] = r.terrain.center, r.terrain.half_size, r.terrain.yaw
+    def _padded_boxes(self) -> tuple[F, F, F]:
+        """Each environment's boxes as they stand in its simulator, (N, max_boxes, 3) x 2 and (N, max_boxes).
+
+        The simulator's terrain, not the reference's: a task may place its own (the step-up course).
+        """
+        n, k = self.num_envs, self.cfg.max_boxes
+        center, half, yaw = np.zeros((n, k, 3)), np.full((n, k, 3), NO_BOX), np.zeros((n, k))
+        for i, t in enumerate(self.sim.terrains):
+            b = len(t)
+            center[i, :b], half[i, :b], yaw[i, :b] = t.center, t.half_size, t.yaw
         return center, half, yaw
 
     def reset(
@@ -301,7 +303,7 @@ class TrackingEnv:
     def privileged_input(self) -> PrivilegedInput:
         refs = [self.references[r] for r in self.ref_id]
         f = self.frame
-        boxes = [self._boxes[r] for r in self.ref_id]
+        box_center, box_half, box_yaw = self._padded_boxes()
         ref_bodies = self.reference_bodies()
         return PrivilegedInput(
             ref_joint_pos=np.stack([r.joint_pos[t] for r, t in zip(refs, f, strict=True)]),
@@ -316,9 +318,9 @@ class TrackingEnv:
             joint_vel=self.sim.dq,
             default_q=self.contract.default_q,
             last_action=self.last_action,
-            box_center=np.stack([b[0] for b in boxes]),
-            box_half=np.stack([b[1] for b in boxes]),
-            box_yaw=np.stack([b[2] for b in boxes]),
+            box_center=box_center,
+            box_half=box_half,
+            box_yaw=box_yaw,
         )
 
     def observe(self) -> NDArray[np.float32]:

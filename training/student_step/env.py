@@ -90,6 +90,8 @@ class StepEnv(WalkEnv):
         walk = rng.random(len(ids)) < c.walk_fraction
         super().place_terrain(ids[walk])
         self.on_course[ids] = ~walk
+        # A walk episode draws its own command: one after a course would hold the course's for good.
+        super().resample(ids[walk])
         self.cleared[ids] = False
         self.heights[ids] = 0.0
         for i in ids[~walk]:

@@ -167,3 +167,40 @@ def test_leaving_the_lane_ends_a_course_episode_without_the_fall_cost():
         assert abs(sim.root_pos[0, 1]) < 1.0  # reset onto the course
     finally:
         env.close()
+
+
+def test_the_critics_height_scan_sees_the_course_placed_by_the_task():
+    """The privileged scan reads the boxes the simulator holds, not the (boxless) standing reference's."""
+    from training.envs.privileged import term_slices
+
+    teacher = WalkTeacher(1)
+    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
+    env = StepEnv(WalkConfig(num_envs=1, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
+                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    try:
+        env.reset()
+        sim = env.tracking.sim
+        t = sim.terrains[0]
+        on_top = [*t.center[0, :2], 0.78 + 2 * t.half_size[0, 2]]  # the pelvis over the first platform
+        sim.set_state(0, on_top, sim.root_quat[0], sim.q[0], np.zeros(3), np.zeros(3), np.zeros(29))
+        scan = env.tracking.observe()[0, term_slices()["height_scan"]]
+        # Over the platform the pelvis stands its standing height above it, not above the floor.
+        assert np.median(scan) == pytest.approx(0.78, abs=0.01)
+    finally:
+        env.close()
+
+
+def test_a_walk_episode_after_a_course_draws_its_own_command():
+    teacher = WalkTeacher(1)
+    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
+    env = StepEnv(WalkConfig(num_envs=1, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
+                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    try:
+        env.reset()
+        assert env.on_course[0] and env.command_age_s[0] == -np.inf
+        env.course_rng = np.random.default_rng(0)
+        env.course = CourseConfig(walk_fraction=1.0)  # the next episode is a walk
+        env.reset(np.array([0]))
+        assert not env.on_course[0] and env.command_age_s[0] == 0.0
+    finally:
+        env.close()
