@@ -34,8 +34,7 @@ from parkour_core.stats import write_json  # noqa: E402
 CHILD = """
 import json, sys
 from pathlib import Path
-import training  # sets the policy unless the environment already did
-import torch
+import torch  # first: the policy is the environment's as the run was given it, not a default of the package
 from training.configs.schema import load_train_config
 from training.rl.env import NumpyVecEnv
 from training.rl.runner import Budget, Runner
