@@ -21,7 +21,10 @@ student's forward pass and the storage (``alg.act``, ``alg.process_env_step``), 
 ``--baseline COMMIT`` adds a third block kind: the same task's training loop as it was at COMMIT
 (checked out into a temporary git worktree, its generated walking-policy bundle linked to this
 checkout's), run for ``--baseline-minutes`` in a subprocess between the other blocks, its
-per-iteration rates read from its own result file (the first iteration, a warm-up, left out).
+per-iteration rates read from its own result file (the first iteration, a warm-up, left out). It
+runs twice a block: as it ran (torch's OpenMP wait policy as given to this bench: unset unless you
+set it) and under this tree's (``training/__init__.py``: PASSIVE unless set), so the ratio can be
+read with and without that setting.
 
 Writes JSON with medians and p1/p99 of the per-iteration rates, the ratios task / bare and task /
 baseline, the breakdown, the command and the commit.
@@ -30,6 +33,7 @@ baseline, the breakdown, the command and the commit.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import defaultdict
@@ -40,7 +44,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-
+# Read before the training package sets its default (OMP_WAIT_POLICY=PASSIVE, training/__init__.py).
+WAIT_POLICY_GIVEN = os.environ.get("OMP_WAIT_POLICY")
+import training  # noqa: E402, F401  (its wait policy takes effect only if it comes before torch)
 from parkour_core.provenance import provenance  # noqa: E402
 from parkour_core.stats import write_json  # noqa: E402
 
@@ -113,13 +119,15 @@ r = run_student_walk(sys.argv[2], "walk", 0, "cpu", None, float(sys.argv[3]), lo
 """
 
 
-def baseline_block(tree: Path, minutes: float, out: Path) -> list[float]:
-    """The training loop of ``tree`` (an earlier commit) for ``minutes``: its per-iteration env-steps/s."""
+def baseline_block(tree: Path, minutes: float, out: Path, wait_policy: str | None) -> list[float]:
+    """The training loop of ``tree`` (an earlier commit) for ``minutes``: its per-iteration env-steps/s.
+    ``wait_policy``: torch's OpenMP wait policy for it (None: unset, libgomp's default, as that loop ran)."""
     import json
-    import os
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | {"PYTHONPATH": str(tree)}
+    if wait_policy is not None:
+        env["OMP_WAIT_POLICY"] = wait_policy
     subprocess.run([sys.executable, "-c", BASELINE_WALK, str(tree), str(out), str(minutes)], env=env, check=True,
                    cwd=tree, stdout=subprocess.DEVNULL)  # fmt: skip
     rows = json.loads((out / "student_walk.json").read_text())["iterations"]
@@ -187,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     timers.wrap(type(runner.alg), "update", "update")
 
     tree = baseline_tree(args.baseline) if args.baseline else None
-    baseline_rates: list[float] = []
+    baseline_rates: list[float] = []  # as it ran: the wait policy given to this bench (default: unset)
+    baseline_ours_policy: list[float] = []  # under this tree's wait policy
     bare_rates: list[float] = []
     task_rates: list[float] = []
     collect_rates: list[float] = []
@@ -207,7 +216,13 @@ def main(argv: list[str] | None = None) -> int:
             totals["iterations"] += sum(r["wall_s"] for r in rows)
             if tree is not None:
                 baseline_rates += baseline_block(
-                    tree, args.baseline_minutes, out_dir / f"baseline_{len(baseline_rates)}"
+                    tree, args.baseline_minutes, out_dir / f"baseline_{len(baseline_rates)}", WAIT_POLICY_GIVEN
+                )
+                baseline_ours_policy += baseline_block(
+                    tree,
+                    args.baseline_minutes,
+                    out_dir / f"baseline_policy_{len(baseline_ours_policy)}",
+                    os.environ["OMP_WAIT_POLICY"],
                 )
     finally:
         timers.restore()
@@ -253,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
                 "baseline_commit": args.baseline,
                 "baseline_env_steps_per_s": percentiles(baseline_rates),
                 "ratio_task_to_baseline_median": ours["median"] / percentiles(baseline_rates)["median"],
+                "omp_wait_policy": {"ours": os.environ.get("OMP_WAIT_POLICY"), "baseline": WAIT_POLICY_GIVEN},
+                "baseline_under_our_wait_policy_env_steps_per_s": percentiles(baseline_ours_policy),
+                "ratio_task_to_baseline_under_our_wait_policy_median": ours["median"]
+                / percentiles(baseline_ours_policy)["median"],
             }
             if baseline_rates
             else {}
