@@ -517,9 +517,19 @@ def training_env_steps(result: dict[str, Any]) -> str:
     ]  # fmt: skip
     if "baseline_env_steps_per_s" in result:
         base = result["baseline_env_steps_per_s"]
-        rows.append([f"the same task's own loop at `{result['baseline_commit']}` (before the library)", rate(base),
-                     f"{base['median'] / bare:.2f}"])  # fmt: skip
+        policy = result.get("omp_wait_policy", {}).get("baseline")
+        ran = f", as it ran (OMP_WAIT_POLICY {policy or 'unset'})" if "omp_wait_policy" in result else ""
+        rows.append([f"the same task's own loop at `{result['baseline_commit']}` (before the library){ran}",
+                     rate(base), f"{base['median'] / bare:.2f}"])  # fmt: skip
         rows.append(["this tree / that loop", f"**{result['ratio_task_to_baseline_median']:.2f}x**", ""])
+    if "baseline_under_our_wait_policy_env_steps_per_s" in result:
+        base = result["baseline_under_our_wait_policy_env_steps_per_s"]
+        ours = result["omp_wait_policy"]["ours"]
+        rows.append(
+            [f"that loop under this tree's OMP_WAIT_POLICY ({ours})", rate(base), f"{base['median'] / bare:.2f}"]
+        )
+        rows.append(["this tree / that loop, the same wait policy",
+                     f"**{result['ratio_task_to_baseline_under_our_wait_policy_median']:.2f}x**", ""])  # fmt: skip
     return md_table(["", "env-steps/s, median (p1-p99)", "of bare MuJoCo"], rows)
 
 

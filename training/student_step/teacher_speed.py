@@ -7,8 +7,9 @@ DAgger's student learns the teacher's actions, so it cannot be asked to be faste
 is. ``parkour eval``'s 1 m/s cells give a trial distance / 1 m/s + 4 s, which on the 10 cm course
 (start 1.5-3 m ahead, 0.8 m deep, 1.5 m beyond) needs about 0.6 m/s on average. This runs the teacher
 on ``StepEnv``'s courses (every episode a course, every platform one height, the command held at one
-speed, randomization on as in training) and reports its speed along the course after the first
-``--settle-s``, its falls and the platforms it passed.
+speed) with the training's randomization (friction, torso mass offset, pushes) and without it (the
+eval's conditions), and reports its speed along the course once each episode is ``--settle-s`` old,
+its falls and the platforms it passed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
+from training.envs.randomization import NOMINAL, RandomizationConfig
 from training.envs.student import CameraConfig
 from training.student_step.env import CourseConfig, StepEnv
 from training.student_step.teacher import StepTeacher
@@ -27,18 +29,25 @@ from training.student_walk.env import WalkConfig, walk_student_manifest
 from training.student_walk.teacher import WalkTeacher
 
 
-def measure(speed_mps: float, height_m: float, num_envs: int, seconds: float, settle_s: float, seed: int) -> dict:
+def measure(
+    speed_mps: float, height_m: float, num_envs: int, seconds: float, settle_s: float, seed: int, randomized: bool
+) -> dict:
     manifest = walk_student_manifest("teacher_speed", 16, 16, WalkTeacher(1).manifest)
     course = CourseConfig(walk_fraction=0.0, speed_mps=(speed_mps, speed_mps), min_height_m=height_m,
                           max_height_m=height_m)  # fmt: skip
-    env = StepEnv(WalkConfig(num_envs=num_envs, seed=seed, camera=CameraConfig(width=12, height=8)), manifest, course)
+    randomization = RandomizationConfig() if randomized else NOMINAL
+    walk = WalkConfig(
+        num_envs=num_envs, seed=seed, camera=CameraConfig(width=12, height=8), randomization=randomization
+    )
+    env = StepEnv(walk, manifest, course)
     try:
         env.reset()
         teacher = StepTeacher(num_envs, env.tracking.sim)
         last = np.zeros((num_envs, env.num_actions))
         dt = env.tracking.dt_s
         speeds, falls, passed = [], 0, 0
-        for k in range(round(seconds / dt)):
+        age_s = np.zeros(num_envs)
+        for _ in range(round(seconds / dt)):
             actions = teacher.act(env.walk_command, last, env.gait_phase)
             _, _, done, info = env.step_course(actions)
             last = np.where(done[:, None], 0.0, actions)
@@ -46,11 +55,12 @@ def measure(speed_mps: float, height_m: float, num_envs: int, seconds: float, se
                 teacher.reset(np.flatnonzero(done))
             falls += int(info["fell"].sum())
             passed += len(info["cleared_heights"])
-            if k * dt >= settle_s:
-                speeds.append(np.where(done, np.nan, env.tracking.sim.root_lin_vel_w[:, 0]))
+            age_s = np.where(done, 0.0, age_s + dt)
+            speeds.append(np.where(age_s >= settle_s, env.tracking.sim.root_lin_vel_w[:, 0], np.nan))
         v = np.array(speeds)
         return {
-            "command_mps": speed_mps, "height_m": height_m, "envs": num_envs, "seconds": seconds,
+            "command_mps": speed_mps, "height_m": height_m, "randomized": randomized, "envs": num_envs,
+            "seconds": seconds,
             "speed_along_course_mps": {"mean": float(np.nanmean(v)), "median": float(np.nanmedian(v)),
                                        "p10": float(np.nanpercentile(v, 10)), "p90": float(np.nanpercentile(v, 90))},
             "falls": falls, "platforms_passed": passed,
@@ -70,15 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     cells = []
-    for speed in args.speeds:
-        for height in args.heights:
-            cell = measure(speed, height, args.envs, args.seconds, args.settle_s, args.seed)
-            cells.append(cell)
-            s = cell["speed_along_course_mps"]
-            print(
-                f"command {speed} m/s, {100 * height:.0f} cm: {s['mean']:.2f} m/s along the course "
-                f"(p10 {s['p10']:.2f}, p90 {s['p90']:.2f}), {cell['falls']} falls, {cell['platforms_passed']} passed"
-            )
+    for randomized in (True, False):
+        for speed in args.speeds:
+            for height in args.heights:
+                cell = measure(speed, height, args.envs, args.seconds, args.settle_s, args.seed, randomized)
+                cells.append(cell)
+                s = cell["speed_along_course_mps"]
+                print(
+                    f"{'randomized' if randomized else 'nominal'}: command {speed} m/s, {100 * height:.0f} cm: "
+                    f"{s['mean']:.2f} m/s along the course (p10 {s['p10']:.2f}, p90 {s['p90']:.2f}), "
+                    f"{cell['falls']} falls, {cell['platforms_passed']} passed"
+                )
     write_json(args.out, {**provenance(), "cells": cells, "method": __doc__.split("\n\n", 2)[2].strip()})
     return 0
 
