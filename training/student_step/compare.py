@@ -1,14 +1,14 @@
-"""Two stage-2 runs side by side: what the PPO term's weight changed (training curves and `parkour eval`).
+"""Stage-2 runs side by side: what the PPO term's weight changed (training curves and `parkour eval`).
 
     python -m training.student_step.compare --runs DAGGER_RUN.json PPO_RUN.json \
         --evals DAGGER_EVAL.json PPO_EVAL.json --out OUT.json
 
 Each run is a ``student_step.json`` (``parkour train student-step`` / ``train run``), each eval an
 ``eval.json`` of the exported bundle on the same cells and seeds. Writes OUT.json (and prints a
-markdown table): per run the lambda_PPO it reached, the trailing step-up rate over the last 100
+markdown table, a column per run): per run the lambda_PPO it reached, the trailing step-up rate over the last 100
 iterations and its best, step-ups and falls per platform height over the whole run, falls and lane
 exits per 1000 steps over the last 100 iterations; per eval cell the success rates. Only figures
-computed from the two files: no timing.
+computed from the files: no timing.
 """
 
 from __future__ import annotations
@@ -73,15 +73,18 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, nargs=2, required=True)
-    parser.add_argument("--labels", nargs=2, default=["DAgger only (gate 0.4)", "PPO weighted (gate 0)"])
-    parser.add_argument("--evals", type=Path, nargs=2, required=True)
+    parser.add_argument("--runs", type=Path, nargs="+", required=True)
+    parser.add_argument("--labels", nargs="+", default=["DAgger only (gate 0.4)", "PPO weighted (gate 0)"])
+    parser.add_argument("--evals", type=Path, nargs="+", required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if not 2 <= len(args.runs) == len(args.labels) == len(args.evals):
+        raise ValueError(f"give two or more runs, each with a label and an eval: {len(args.runs)} runs, "
+                         f"{len(args.labels)} labels, {len(args.evals)} evals")  # fmt: skip
     runs = [run_summary(p) | {"label": label} for p, label in zip(args.runs, args.labels, strict=True)]
     evals = [eval_summary(p) for p in args.evals]
     keys = [[(c["speed_mps"], c["height_m"]) for c in e["cells"]] for e in evals]
-    if keys[0] != keys[1] or evals[0]["seed"] != evals[1]["seed"]:
+    if any(k != keys[0] for k in keys) or len({e["seed"] for e in evals}) > 1:
         raise ValueError(f"the evals must cover the same cells with the same seed: {keys} seeds "
                          f"{[e['seed'] for e in evals]}")  # fmt: skip
     result = {**provenance(), "runs": runs, "evals": evals}

@@ -44,3 +44,17 @@ def test_evals_of_other_cells_are_refused(tmp_path):
             str(tmp_path / "eb.json"), "--out", str(tmp_path / "out.json")]  # fmt: skip
     with pytest.raises(ValueError, match="same cells"):
         main(args)
+
+
+def test_a_third_run_joins_and_a_missing_label_is_refused(tmp_path, capsys):
+    for name, weights in (("a", [0.0]), ("b", [0.9]), ("c", [0.5])):
+        write_run(tmp_path / f"{name}.json", weights)
+        write_eval(tmp_path / f"e{name}.json", [0.1])
+    runs = [str(tmp_path / f"{n}.json") for n in "abc"]
+    evals = [str(tmp_path / f"e{n}.json") for n in "abc"]
+    out = ["--out", str(tmp_path / "out.json")]
+    assert main(["--runs", *runs, "--labels", "A", "B", "C", "--evals", *evals, *out]) == 0
+    assert [r["label"] for r in json.loads((tmp_path / "out.json").read_text())["runs"]] == ["A", "B", "C"]
+    assert "| lambda_PPO reached | 0.000 | 0.900 | 0.500 |" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="each with a label"):
+        main(["--runs", *runs, "--evals", *evals, *out])  # the default labels name two runs
