@@ -187,14 +187,9 @@ class StepTask:
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         model = runner.alg.get_policy()
         assert isinstance(model, DepthRecurrentModel)
-        final = {k: v.detach().clone().cpu() for k, v in model.pair_state_dict().items()}
-        torch.save({"student": student_dims(model), "state_dict": final}, out / "final_checkpoint.pt")
-        if self.best[2] is not None:
-            model.load_state_dict(self.best[2])
+        chosen = self.keep_final_load_best(model, out)
         model = model.cpu().eval()
         rows = runner.rows
-        chosen = (f"weights of iteration {self.best[1]} (best trailing step-up rate {self.best[0]:.2f})"
-                  if self.best[2] is not None else "final weights")  # fmt: skip
         provenance = {
             "teacher": {
                 **TEACHER_PROVENANCE,
@@ -211,6 +206,19 @@ class StepTask:
         }
         bundle_dir = out / "bundle"
         export_walking_student(model, bundle_dir, "student_step", provenance, self.frames, self.manifest)
+        return self.report(rows, bundle_dir)
+
+    def keep_final_load_best(self, model: DepthRecurrentModel, out: Path) -> str:
+        """Save the final weights beside (``final_checkpoint.pt``), load the best ones; says which these are."""
+        final = {k: v.detach().clone().cpu() for k, v in model.pair_state_dict().items()}
+        torch.save({"student": student_dims(model), "state_dict": final}, out / "final_checkpoint.pt")
+        if self.best[2] is None:
+            return "final weights"
+        model.load_state_dict(self.best[2])
+        return f"weights of iteration {self.best[1]} (best trailing step-up rate {self.best[0]:.2f})"
+
+    def report(self, rows: list[dict[str, Any]], bundle_dir: Path) -> dict[str, Any]:
+        """The run's figures for ``student_step.json``: the start, the gate, the platforms by height, the export."""
         return {
             "init": str(self.init) if self.init is not None else None,
             "gate_rate": self.cfg.distill.gate_rate,

@@ -56,15 +56,15 @@ def test_no_boxes_no_lift():
     assert np.all(lift_angles(*feet(0.8), STILL, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0)) == 0.0)
 
 
-def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
-    teacher = WalkTeacher(1)
-    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
+def _course_env(num_envs: int) -> StepEnv:
+    """A small StepEnv whose episodes are all courses."""
+    manifest = walk_student_manifest("t", 16, 16, WalkTeacher(1).manifest)
+    return StepEnv(WalkConfig(num_envs=num_envs, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
+                   CourseConfig(walk_fraction=0.0))  # fmt: skip
 
-    env = StepEnv(
-        WalkConfig(num_envs=2, seed=0, camera=CameraConfig(width=12, height=8)),
-        manifest,
-        CourseConfig(walk_fraction=0.0),
-    )
+
+def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
+    env = _course_env(2)
     try:
         env.reset()
         assert env.on_course.all()
@@ -152,10 +152,7 @@ def test_hybrid_schedule_waits_for_step_ups(tmp_path):
 
 
 def test_leaving_the_lane_ends_a_course_episode_without_the_fall_cost():
-    teacher = WalkTeacher(1)
-    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
-    env = StepEnv(WalkConfig(num_envs=2, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
-                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    env = _course_env(2)
     try:
         env.reset()
         sim = env.tracking.sim
@@ -173,10 +170,7 @@ def test_the_critics_height_scan_sees_the_course_placed_by_the_task():
     """The privileged scan reads the boxes the simulator holds, not the (boxless) standing reference's."""
     from training.envs.privileged import term_slices
 
-    teacher = WalkTeacher(1)
-    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
-    env = StepEnv(WalkConfig(num_envs=1, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
-                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    env = _course_env(1)
     try:
         env.reset()
         sim = env.tracking.sim
@@ -191,10 +185,7 @@ def test_the_critics_height_scan_sees_the_course_placed_by_the_task():
 
 
 def test_a_walk_episode_after_a_course_draws_its_own_command():
-    teacher = WalkTeacher(1)
-    manifest = walk_student_manifest("t", 16, 16, teacher.manifest)
-    env = StepEnv(WalkConfig(num_envs=1, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
-                  CourseConfig(walk_fraction=0.0))  # fmt: skip
+    env = _course_env(1)
     try:
         env.reset()
         assert env.on_course[0] and env.command_age_s[0] == -np.inf

@@ -120,12 +120,12 @@ def _const(env, name: str, value) -> torch.Tensor:
 # ----------------------------------------------------------------------------- actions
 
 
-def action_cfg():
+def spec_order_action_cfg(**kwargs):
+    """mjlab's joint position action config, its joints in the order ``actuator_names`` gives them (our robot
+    spec's), not the model's; ``kwargs`` are ``JointPositionActionCfg``'s."""
     from mjlab.envs.mdp.actions import JointPositionAction, JointPositionActionCfg
 
     class SpecOrderJointPositionAction(JointPositionAction):
-        """mjlab's joint position action, its joints in the order the config names them (SDK order)."""
-
         def _find_targets(self, cfg):
             return self._entity.find_joints(cfg.actuator_names, preserve_order=True)
 
@@ -134,8 +134,12 @@ def action_cfg():
         def build(self, env):
             return SpecOrderJointPositionAction(self, env)
 
+    return SpecOrderJointPositionActionCfg(**kwargs)
+
+
+def action_cfg():
     margin = SUPERVISOR.joint_margin_rad
-    return SpecOrderJointPositionActionCfg(
+    return spec_order_action_cfg(
         entity_name="robot",
         actuator_names=tuple(H1.joint_names),
         scale=ACTION_SCALE,

@@ -45,8 +45,6 @@ What differs from the CPU task, and why:
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -61,15 +59,15 @@ from parkour_core.bundle import Manifest, as_array
 from parkour_core.robots import G1
 from training.backends.mjlab import policy_terms, step_terms, walk_task
 from training.backends.mjlab.depth import camera_sensor_cfg
-from training.backends.mjlab.student_bundle import MJLAB_STUDENT, walk_manifest
+from training.backends.mjlab.student_bundle import walk_manifest
 from training.configs.schema import TrainConfig
 from training.envs.privileged import NO_BOX
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
-from training.rl.runner import Budget, Runner
+from training.rl.runner import Runner
 from training.student_step.env import CourseConfig, StepReward
 from training.student_step.task import StepTask, course_config
 from training.student_step.teacher import FEET, ReflexConfig
-from training.student_walk.bundle import keep_calibration_frame, student_dims
+from training.student_walk.bundle import keep_calibration_frame
 from training.student_walk.env import CommandConfig, TerrainConfig, platform_course
 from training.student_walk.task import walk_config
 from training.student_walk.teacher import TEACHER_PROVENANCE, WALK_BUNDLE
@@ -560,13 +558,8 @@ class MjlabStepTask(StepTask):
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         model = runner.alg.get_policy()
         assert isinstance(model, DepthRecurrentModel)
-        final = {k: v.detach().clone().cpu() for k, v in model.pair_state_dict().items()}
-        torch.save({"student": student_dims(model), "state_dict": final}, out / "final_checkpoint.pt")
-        if self.best[2] is not None:
-            model.load_state_dict(self.best[2])
+        chosen = self.keep_final_load_best(model, out)
         rows = runner.rows
-        chosen = (f"weights of iteration {self.best[1]} (best trailing step-up rate {self.best[0]:.2f})"
-                  if self.best[2] is not None else "final weights")  # fmt: skip
         provenance = {
             "teacher": {
                 **TEACHER_PROVENANCE,
@@ -586,71 +579,18 @@ class MjlabStepTask(StepTask):
             "seed": self.cfg.run.seed,
             "wall_s": round(sum(r["wall_s"] for r in rows), 1),
         }
-        torch.save(
-            {
-                "state_dict": {k: v.detach().cpu() for k, v in model.pair_state_dict().items()},
-                "frames": torch.as_tensor(np.stack(self.frames)) if self.frames else torch.zeros(0),
-                "provenance": json.dumps(provenance),
-            },
-            out / MJLAB_STUDENT,
-        )
-        return {
-            "init": str(self.init) if self.init is not None else None,
-            "gate_rate": self.cfg.distill.gate_rate,
-            "cleared_by_height": np.sum([r["cleared_by_height"] for r in rows], axis=0).tolist(),
-            "fell_by_height": np.sum([r["fell_by_height"] for r in rows], axis=0).tolist(),
-            "bundle": str(out / "bundle"),
-            "backend": "mjlab",
-            "exported_iteration": self.best[1] if self.best[2] is not None else len(rows) - 1,
-            "exported_step_up_rate_window": self.best[0] if self.best[2] is not None else None,
-        }
-
-
-def vec_env(env, task: MjlabStepTask, clip: float):
-    from mjlab.rl import RslRlVecEnvWrapper
-
-    class StepVecEnv(RslRlVecEnvWrapper):
-        def step(self, actions):
-            obs, rew, dones, extras = super().step(actions)
-            task.record(self.unwrapped, rew, obs[DEPTH_GROUP])
-            return obs, rew, dones, extras
-
-    return StepVecEnv(env, clip_actions=clip)
+        walk_task.save_student(model, self.frames, provenance, out)
+        return self.report(rows, out / "bundle") | {"backend": "mjlab"}
 
 
 def train(cfg: TrainConfig, out: Path, size: str, device: str = "cpu") -> dict[str, Any]:
     """Train ``cfg`` (a ``student_step`` config) on mjlab into ``out``; writes what ``training.rl.train.train``
     writes for the CPU task, and ``student_mjlab.pt`` for the bundle export. Returns ``student_step.json``."""
-    from training.export.models import parameter_count
-    from training.rl.train import PANELS
-    from training.student_walk.bundle import plot_curves
-
-    out.mkdir(parents=True, exist_ok=True)
     dev = "cuda:0" if device == "cuda" else "cpu"
     env, manifest, _ = make_env(cfg, dev)
     task = MjlabStepTask(cfg, env.num_envs, manifest, env, dev)
-    vec = vec_env(env, task, float(manifest.action_clip))
-    try:
-        runner = Runner(vec, task.train_cfg(), out, dev, hooks=task, figures=task.figures)
-        task.initialize(runner)
-        budget = Budget(minutes=cfg.run.minutes) if cfg.run.minutes else Budget(iterations=cfg.run.max_iterations)
-        rows = runner.train(budget, name=cfg.task)
-        report = task.finish(runner, out, size)
-    finally:
-        vec.close()
-    result = {
-        "task": cfg.task,
-        "backend": "mjlab",
-        "config": size,
-        "config_values": dataclasses.asdict(cfg),
-        "seed": cfg.run.seed,
-        "device": device,
-        "num_envs": task.num_envs,
-        "parameters": parameter_count(runner.alg.get_policy()),
-        "wall_s": round(sum(r["wall_s"] for r in rows), 1),
-        "iterations": rows,
-        **report,
-    }
-    (out / f"{cfg.task}.json").write_text(json.dumps(result, indent=1, default=str))
-    plot_curves(rows, PANELS[cfg.task], out / "curves.png")
-    return result
+
+    def on_step(env, obs, rewards, dones) -> None:
+        task.record(env, rewards, obs[DEPTH_GROUP])
+
+    return walk_task.run(cfg, out, size, device, task, walk_task.vec_env(env, on_step, float(manifest.action_clip)))

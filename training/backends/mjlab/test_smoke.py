@@ -109,6 +109,16 @@ def test_mjlab_gives_each_environment_a_58x87_depth_image(checks):
     assert c["camera_sensor_vs_cpu_87x58deg"]["max_abs_error_m"] > 1e-2
 
 
+def _train_tiny_on_mjlab(config: str, out: Path) -> dict:
+    """``parkour train run --config CONFIG --backend mjlab``, 2 iterations at 2 environments; its ``<task>.json``."""
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", config, "--backend", "mjlab",
+           "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2", "--num-envs", "2",
+           "--out", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads((out / f"{config.removesuffix('_tiny')}.json").read_text())
+
+
 def test_the_walking_student_trains_on_mjlab_through_our_runner_and_writes_its_bundle(tmp_path):
     """student_walk_tiny on mjlab, 2 iterations at 2 environments: our runner's curve and checkpoint, then
     the bundle (written in this venv) with the CPU task's contract."""
@@ -119,12 +129,7 @@ def test_the_walking_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     from training.student_walk.teacher import WalkTeacher
 
     out = tmp_path / "walk"
-    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", "student_walk_tiny", "--backend",
-           "mjlab", "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2", "--num-envs",
-           "2", "--out", str(out)]  # fmt: skip
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    result = json.loads((out / "student_walk.json").read_text())
+    result = _train_tiny_on_mjlab("student_walk_tiny", out)
     assert result["backend"] == "mjlab" and result["num_envs"] == 2 and result["teacher_envs"] == 1
     rows = result["iterations"]
     assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)
@@ -200,12 +205,7 @@ def test_the_step_up_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     from training.student_walk.teacher import WalkTeacher
 
     out = tmp_path / "step"
-    cmd = [sys.executable, "-m", "parkour_bringup.cli", "train", "run", "--config", "student_step_tiny", "--backend",
-           "mjlab", "--device", "cpu", "--set", "run.max_iterations=2", "--set", "run.save_interval=2", "--num-envs",
-           "2", "--out", str(out)]  # fmt: skip
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    result = json.loads((out / "student_step.json").read_text())
+    result = _train_tiny_on_mjlab("student_step_tiny", out)
     assert result["backend"] == "mjlab" and result["num_envs"] == 2 and result["bundle"] == str(out / "bundle")
     rows = result["iterations"]
     assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)

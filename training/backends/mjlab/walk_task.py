@@ -161,20 +161,9 @@ def robot_cfg(manifest: Manifest):
 
 
 def action_cfg(manifest: Manifest):
-    from mjlab.envs.mdp.actions import JointPositionAction, JointPositionActionCfg
+    from training.backends.mjlab.h1_velocity import spec_order_action_cfg
 
-    class SpecOrderJointPositionAction(JointPositionAction):
-        """mjlab's joint position action, its joints in the order the config names them (parkour_core's)."""
-
-        def _find_targets(self, cfg):
-            return self._entity.find_joints(cfg.actuator_names, preserve_order=True)
-
-    @dataclass(kw_only=True)
-    class SpecOrderJointPositionActionCfg(JointPositionActionCfg):
-        def build(self, env):
-            return SpecOrderJointPositionAction(self, env)
-
-    return SpecOrderJointPositionActionCfg(
+    return spec_order_action_cfg(
         entity_name="robot",
         actuator_names=tuple(re.escape(n) for n in manifest.joint_names),
         scale=float(manifest.action_scale),
@@ -663,44 +652,59 @@ class MjlabWalkTask(WalkTask):
             "seed": self.cfg.run.seed,
             "wall_s": round(sum(r["wall_s"] for r in rows), 1),
         }
-        torch.save(
-            {
-                "state_dict": {k: v.detach().cpu() for k, v in model.pair_state_dict().items()},
-                "frames": torch.as_tensor(np.stack(self.frames)) if self.frames else torch.zeros(0),
-                "provenance": json.dumps(provenance),
-            },
-            out / MJLAB_STUDENT,
-        )
+        save_student(model, self.frames, provenance, out)
         return {"teacher_envs": self.teacher_envs, "bundle": str(out / "bundle"), "backend": "mjlab"}
 
 
-def vec_env(env, task: MjlabWalkTask, clip: float):
-    """mjlab's RslRlVecEnvWrapper, each step also handed to the task's figures and calibration frames."""
+def save_student(model: DepthRecurrentModel, frames: list[np.ndarray], provenance: dict, out: Path) -> None:
+    """``student_mjlab.pt``: the weights, calibration frames and provenance the runtime venv exports from."""
+    torch.save(
+        {
+            "state_dict": {k: v.detach().cpu() for k, v in model.pair_state_dict().items()},
+            "frames": torch.as_tensor(np.stack(frames)) if frames else torch.zeros(0),
+            "provenance": json.dumps(provenance),
+        },
+        out / MJLAB_STUDENT,
+    )
+
+
+def vec_env(env, on_step, clip: float):
+    """mjlab's RslRlVecEnvWrapper, each step also handed to ``on_step(env, obs, rewards, dones)`` (a task's
+    figures and calibration frames)."""
     from mjlab.rl import RslRlVecEnvWrapper
 
-    class WalkVecEnv(RslRlVecEnvWrapper):
+    class RecordingVecEnv(RslRlVecEnvWrapper):
         def step(self, actions):
             obs, rew, dones, extras = super().step(actions)
-            task.record(self.unwrapped, dones, obs[DEPTH_GROUP])
+            on_step(self.unwrapped, obs, rew, dones)
             return obs, rew, dones, extras
 
-    return WalkVecEnv(env, clip_actions=clip)
+    return RecordingVecEnv(env, clip_actions=clip)
 
 
 def train(cfg: TrainConfig, out: Path, size: str, device: str = "cpu") -> dict[str, Any]:
     """Train ``cfg`` (a ``student_walk`` config) on mjlab into ``out``; writes what ``training.rl.train.train``
     writes for the CPU task, and ``student_mjlab.pt`` for the bundle export. Returns ``student_walk.json``."""
+    dev = "cuda:0" if device == "cuda" else "cpu"
+    env, manifest = make_env(cfg, dev)
+    task = MjlabWalkTask(cfg, env.num_envs, manifest, dev)
+
+    def on_step(env, obs, rewards, dones) -> None:
+        task.record(env, dones, obs[DEPTH_GROUP])
+
+    return run(cfg, out, size, device, task, vec_env(env, on_step, float(manifest.action_clip)))
+
+
+def run(cfg: TrainConfig, out: Path, size: str, device: str, task, vec) -> dict[str, Any]:
+    """Our runner on ``vec`` with ``task``'s train config and hooks; writes ``<task>.json`` and ``curves.png``
+    as ``training.rl.train.train`` does for the CPU task. Returns the JSON's contents."""
     from training.export.models import parameter_count
     from training.rl.train import PANELS
     from training.student_walk.bundle import plot_curves
 
     out.mkdir(parents=True, exist_ok=True)
-    dev = "cuda:0" if device == "cuda" else "cpu"
-    env, manifest = make_env(cfg, dev)
-    task = MjlabWalkTask(cfg, env.num_envs, manifest, dev)
-    vec = vec_env(env, task, float(manifest.action_clip))
     try:
-        runner = Runner(vec, task.train_cfg(), out, dev, hooks=task, figures=task.figures)
+        runner = Runner(vec, task.train_cfg(), out, task.device, hooks=task, figures=task.figures)
         task.initialize(runner)
         budget = Budget(minutes=cfg.run.minutes) if cfg.run.minutes else Budget(iterations=cfg.run.max_iterations)
         rows = runner.train(budget, name=cfg.task)
