@@ -216,6 +216,13 @@ class CourseConfig:
         "false: track it in the robot's own heading (the first stage-2 run)",
     )
     lane_half_width_m: float = param(1.5, 0.1, 10.0, doc="a course episode ends when |y| exceeds this")
+    teacher_command_gain: float = param(
+        1.0,
+        0.5,
+        3.0,
+        doc="the teacher is commanded this times the forward speed the student is: on the course the walking "
+        "policy moves at about half its command (training/student_step/results/teacher_speed.json)",
+    )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ starts from stage 1's weights (``run.init``: a student-walk bundle) and acts on 
 its Gaussian. :class:`~training.rl.algorithms.HybridPPO` minimises ``lambda_PPO L_PPO + lambda_D L_D``:
 
 - **L_D**: the MSE of the policy's mean to the terrain-aware teacher's labels (``StepTeacher``: the
-  walking policy plus its privileged step-up reflex) at every step the student visited;
+  walking policy, commanded ``course.teacher_command_gain`` times the student's forward speed, plus its
+  privileged step-up reflex) at every step the student visited;
 - **L_PPO**: rsl_rl's clipped surrogate on ``StepEnv``'s reward (velocity tracked along the course,
   a platform bonus, a heavy fall cost), advantages by GAE from an asymmetric critic that reads the
   student's observation and the privileged one (height scan included).
@@ -82,7 +83,7 @@ class StepTask:
         self.manifest = walk_student_manifest("student_step", cfg.policy.rnn_hidden, cfg.policy.depth_latent, walker)
         self.course = course_config(cfg)
         self.env = StepEnv(walk_config(cfg, n), self.manifest, self.course)
-        self.teacher = StepTeacher(n, self.env.tracking.sim)
+        self.teacher = StepTeacher(n, self.env.tracking.sim, command_gain=cfg.course.teacher_command_gain)
         self.num_actions = self.env.num_actions
         self.dt_s = self.env.tracking.dt_s
         self.max_episode_length = round(cfg.env.episode_length_s / self.dt_s)
@@ -198,7 +199,8 @@ class StepTask:
             "training": f"training.student_step task (rsl_rl PPO + PHP's hybrid loss), config {size}, seed "
             f"{self.cfg.run.seed}, {len(rows)} iterations, {self.num_envs} envs, platforms "
             f"{100 * self.course.min_height_m:.0f}-{100 * self.course.max_height_m:.0f} cm, gate "
-            f"{self.cfg.distill.gate_rate}, progress reward {self.course.progress_reward}, from "
+            f"{self.cfg.distill.gate_rate}, progress reward {self.course.progress_reward}, teacher command gain "
+            f"{self.cfg.course.teacher_command_gain}, from "
             f"{self.init if self.init is not None else 'random weights'}; {chosen}",
             "size": size,
             "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
@@ -222,6 +224,7 @@ class StepTask:
         return {
             "init": str(self.init) if self.init is not None else None,
             "gate_rate": self.cfg.distill.gate_rate,
+            "teacher_command_gain": self.cfg.course.teacher_command_gain,
             "cleared_by_height": np.sum([r["cleared_by_height"] for r in rows], axis=0).tolist(),
             "fell_by_height": np.sum([r["fell_by_height"] for r in rows], axis=0).tolist(),
             "bundle": str(bundle_dir),

@@ -7,7 +7,7 @@ from parkour_core.runner import PolicyRunner, RobotState
 from training.envs.student import CameraConfig
 from training.rl.train import train
 from training.student_step.env import CourseConfig, StepEnv
-from training.student_step.teacher import ReflexConfig, lift_angles
+from training.student_step.teacher import ReflexConfig, StepTeacher, lift_angles
 from training.student_walk.bundle import CHECKPOINT, load_checkpoint, save_checkpoint
 from training.student_walk.env import WalkConfig, walk_student_manifest
 from training.student_walk.teacher import WalkTeacher
@@ -84,6 +84,22 @@ def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
         env.close()
 
 
+def test_the_teacher_is_commanded_its_gain_times_the_forward_speed_only():
+    env = _course_env(2)
+    try:
+        env.reset()
+        sim = env.tracking.sim
+        last = np.zeros((2, env.num_actions))
+        command = np.array([[0.8, 0.1, 0.2], [0.5, 0.0, 0.0]])
+        labels = StepTeacher(2, sim, command_gain=2.0).act(command, last, env.gait_phase)
+        plain = StepTeacher(2, sim)
+        assert np.allclose(labels, plain.act(command * [2.0, 1.0, 1.0], last, env.gait_phase))
+        assert not np.allclose(labels, plain.act(command, last, env.gait_phase), atol=1e-3)
+        assert not np.allclose(labels, plain.act(command * 2.0, last, env.gait_phase), atol=1e-3)
+    finally:
+        env.close()
+
+
 def _walk_then_step(tmp_path, **step_overrides):
     train("student_walk_tiny", tmp_path / "walk")
     overrides = {"run.init": str(tmp_path / "walk" / "bundle"), **step_overrides}
@@ -113,7 +129,8 @@ def test_init_refuses_weights_of_another_size(tmp_path):
 
 
 def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
-    result = _walk_then_step(tmp_path)
+    result = _walk_then_step(tmp_path, **{"course.teacher_command_gain": 1.8})
+    assert result["teacher_command_gain"] == 1.8
     rows = result["iterations"]
     assert len(rows) == 3
     assert rows[0]["dagger_weight"] == 1.0 and rows[-1]["dagger_weight"] == pytest.approx(0.1)
@@ -122,6 +139,7 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
     assert (tmp_path / "step" / "curves.png").is_file()
     bundle = load_bundle(tmp_path / "step" / "bundle")
     assert "reflex" in bundle.manifest.provenance["teacher"]
+    assert "teacher command gain 1.8" in bundle.manifest.provenance["training"]
     assert bundle.manifest.provenance["command"]
     # The starting weights were stage 1's: the first iteration's policy is stage 1's student.
     walk = torch.load(tmp_path / "walk" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]

@@ -17,8 +17,10 @@ After every step, from the state the env observed (qpos and qvel after the reset
   reference at mjlab's standing height, over the same boxes: the analytic height scan of the pool's
   boxes against the ray-cast sensor reads which tile each environment stands on and where its boxes are.
 
-The labels and the teacher's inputs go to ``student_step_teacher.npz``: ``WalkTeacher`` needs onnxruntime,
-which .venv-mjlab lacks, so ``test_smoke.py`` rebuilds ``StepTeacher.act``'s labels in the runtime venv.
+The teacher is commanded ``TEACHER_COMMAND_GAIN`` times the forward speed. The labels and the
+teacher's inputs (the student's command among them) go to ``student_step_teacher.npz``: ``WalkTeacher``
+needs onnxruntime, which .venv-mjlab lacks, so ``test_smoke.py`` rebuilds ``StepTeacher.act``'s labels in
+the runtime venv.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 from training.backends.mjlab.smoke import CHECKOUT_PATHS, reexec_in_venv  # noqa: E402 (stdlib only)
+
+TEACHER_COMMAND_GAIN = 1.5  # not 1: the labels are checked with the walking policy commanded faster than the student
 
 
 def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
@@ -52,8 +56,10 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
     from training.student_walk.task import walk_config
 
     cfg = load_train_config(
-        "student_step_tiny", {"env.num_envs": num_envs, "env.episode_length_s": 3.0, "course.walk_fraction": 0.3}
-    )
+        "student_step_tiny",
+        {"env.num_envs": num_envs, "env.episode_length_s": 3.0, "course.walk_fraction": 0.3,
+         "course.teacher_command_gain": TEACHER_COMMAND_GAIN},
+    )  # fmt: skip
     camera = dataclasses.replace(walk_config(cfg, num_envs).camera, noise=DepthNoise(0.0, 0.0, 0.0))
     env, manifest, pool = step_task.make_env(cfg, "cpu", camera=camera)
     n = env.num_envs
@@ -137,6 +143,7 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
         "steps": steps,
         "privileged_size": int(obs["privileged"].shape[1]),
         "teacher_actions_shape": list(obs["teacher_actions"].shape),
+        "teacher_command_gain": cfg.course.teacher_command_gain,
         "max_abs_error_lift_rad": err["lift"],
         "max_abs_error_privileged_without_scan": err["privileged"],
         "max_abs_error_height_scan_m": err["height_scan"],

@@ -314,8 +314,8 @@ class step_teacher_actions:  # lower case: mjlab's class-based terms read as fun
         self.action_scale = float(self.walker.manifest.action_scale)
         self.last_lift = torch.zeros((env.num_envs, 2), device=env.device)
 
-    def __call__(self, env, bundle: str) -> torch.Tensor:
-        actions = self.walker(env, bundle)
+    def __call__(self, env, bundle: str, command_gain: float = 1.0) -> torch.Tensor:
+        actions = self.walker(env, bundle, command_gain)
         robot = walk_task._robot(env)
         origin = env.scene.env_origins[:, None, :]
         foot_pos = robot.data.body_link_pos_w[:, self.feet] - origin
@@ -380,13 +380,18 @@ def privileged_obs(env, manifest: Manifest, anchor_height_m: float) -> torch.Ten
     )
 
 
-def observation_cfgs(manifest: Manifest, anchor_height_m: float):
+def observation_cfgs(manifest: Manifest, anchor_height_m: float, teacher_command_gain: float = 1.0):
     from mjlab.managers.observation_manager import ObservationGroupCfg, ObservationTermCfg
 
     groups = walk_task.observation_cfgs(manifest)
     group = {"concatenate_terms": True, "enable_corruption": False}
     groups[TEACHER_GROUP] = ObservationGroupCfg(
-        terms={"step": ObservationTermCfg(func=step_teacher_actions, params={"bundle": str(WALK_BUNDLE)})}, **group
+        terms={
+            "step": ObservationTermCfg(
+                func=step_teacher_actions, params={"bundle": str(WALK_BUNDLE), "command_gain": teacher_command_gain}
+            )
+        },
+        **group,
     )
     groups[PRIVILEGED_GROUP] = ObservationGroupCfg(
         terms={"all": ObservationTermCfg(func=privileged_obs,
@@ -481,7 +486,7 @@ def env_cfg(cfg: TrainConfig, manifest: Manifest, pool: TilePool, randomize: boo
             ),
             extent=2.0,
         ),
-        observations=observation_cfgs(manifest, walk_task.standing_height(q0)),
+        observations=observation_cfgs(manifest, walk_task.standing_height(q0), cfg.course.teacher_command_gain),
         actions={"joint_pos": walk_task.action_cfg(manifest)},
         commands=commands,
         events=events,

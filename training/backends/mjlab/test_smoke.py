@@ -243,18 +243,22 @@ def test_the_step_up_students_reflex_and_critic_observation_on_mjlab_are_the_cpu
 
 
 def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
-    """The labels against StepTeacher.act's sum (WalkTeacher on onnxruntime plus lift_angles' offsets)."""
-    from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles
+    """The labels against StepTeacher.act's sum (WalkTeacher on onnxruntime, commanded ``teacher_command`` of the
+    student's command, plus lift_angles' offsets)."""
+    from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles, teacher_command
     from training.student_walk.teacher import WalkTeacher
 
+    gain = step_checks["teacher_command_gain"]
+    assert gain != 1.0, "the walking policy's command gain is not exercised"
     z = np.load(step_checks["dir"] / "student_step_teacher.npz")
     steps, n = z["labels"].shape[:2]
     teacher = WalkTeacher(n)
     scale = float(teacher.manifest.action_scale)
     worst, lifted = 0.0, 0
     for k in range(steps):
-        expected = teacher.act(z["q"][k], z["dq"][k], z["quat"][k], z["gyro"][k], z["command"][k],
-                               z["last_action"][k], z["phase"][k])  # fmt: skip
+        command = teacher_command(z["command"][k], gain)
+        expected = teacher.act(z["q"][k], z["dq"][k], z["quat"][k], z["gyro"][k], command, z["last_action"][k],
+                               z["phase"][k])  # fmt: skip
         for i in range(n):
             real = z["half"][k, i, :, 0] > 0
             lift = lift_angles(z["foot_pos"][k, i], z["foot_vel"][k, i], z["base_vel"][k, i], z["center"][k, i][real],

@@ -393,8 +393,16 @@ class teacher_actions:  # lower case: mjlab's class-based terms read as function
         self.manifest = bundle.manifest
         self.mlp = policy_terms.OnnxMlp(bundle.file(self.manifest.policy.file)).to(env.device)
 
-    def __call__(self, env, bundle: str) -> torch.Tensor:
-        obs = policy_terms.build_observation(self.manifest.obs_terms, obs_input(env, self.manifest))
+    def __call__(self, env, bundle: str, command_gain: float = 1.0) -> torch.Tensor:
+        """``command_gain``: the policy is commanded this times the forward speed (``teacher_command``)."""
+        o = obs_input(env, self.manifest)
+        if command_gain != 1.0:
+            command = o.command.clone()
+            command[:, 0] *= command_gain
+            o = dataclasses.replace(
+                o, command=command, command_discrete=policy_terms.discretise_command(command, self.manifest.command)
+            )
+        obs = policy_terms.build_observation(self.manifest.obs_terms, o)
         clip = float(self.manifest.action_clip)
         return self.mlp(obs).clamp(-clip, clip)
 
