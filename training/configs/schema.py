@@ -223,6 +223,11 @@ class CourseConfig:
         doc="the teacher is commanded this times the forward speed the student is: on the course the walking "
         "policy moves at about half its command (training/student_step/results/teacher_speed.json)",
     )
+    supervisor_limits: bool = param(
+        False,
+        doc="as under the supervisor: targets (and the teacher's labels) clamped inside the joint limits, and "
+        "targets it would refuse end the episode as a fall",
+    )
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,9 @@ class BatchedMujoco:
             raise ValueError(f"the {robot.name} model has no actuator for joints {missing}")
         self.actuators = np.array([act_for_joint[int(j)] for j in self.joint_ids])
         self.tau_limit = np.abs(base.actuator_ctrlrange[self.actuators, 1]).copy()
+        # (low, high) the PD targets are clamped to before they reach the motors, as the supervisor clamps
+        # them on the robot; None: the targets go to the motors as given.
+        self.target_bounds: tuple[F, F] | None = None
         self.kp = np.asarray(robot.kp_stand if kp is None else kp, dtype=np.float64)
         self.kd = np.asarray(robot.kd_stand if kd is None else kd, dtype=np.float64)
         make_pd_servos(base, self.actuators, self.kp, self.kd, self.tau_limit)
@@ -180,6 +183,8 @@ class BatchedMujoco:
 
     def step(self, q_targets: F, push_force_w: F | None = None) -> None:
         """One policy step of every environment: hold the targets (and push force) for ``decimation`` physics steps."""
+        if self.target_bounds is not None:
+            q_targets = np.clip(q_targets, *self.target_bounds)
         self._control[:, :, self.actuators] = np.asarray(q_targets)[:, None, :]
         self._control[:, :, self._nu :] = 0.0
         if push_force_w is not None:

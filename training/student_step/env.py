@@ -33,12 +33,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
+from parkour_core.config import SupervisorConfig
 from training.envs.reference import Terrain
 from training.motion_matching import quat
 from training.student_walk.env import TerrainConfig, WalkConfig, WalkEnv, platform_course
 
 F = NDArray[np.float64]
 Ints = NDArray[np.int64]
+
+SUPERVISOR = SupervisorConfig()  # its defaults: where it clamps targets, and past which it refuses them
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class CourseConfig:
     # where PPO was paid for turning away from the platforms and walking on beside them).
     progress_reward: bool = True
     lane_half_width_m: float = 1.5
+    # As on the robot under the supervisor: the motors get targets clamped ``joint_margin_rad`` inside the
+    # joint limits, and an episode ends, as a fall, at targets past a limit by more than
+    # ``target_limit_tolerance_rad`` (there the supervisor takes the robot from the policy).
+    supervisor_limits: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,25 @@ class StepEnv(WalkEnv):
         self.heights = np.zeros((n, course.platforms))
         self.course_rng = np.random.default_rng([cfg.seed, 19])
         super().__init__(cfg, manifest)
+        if course.supervisor_limits:
+            robot, margin = self.tracking.robot, SUPERVISOR.joint_margin_rad
+            self.tracking.sim.target_bounds = (robot.q_min + margin, robot.q_max - margin)
+
+    def supervised_actions(self, actions: F) -> F:
+        """``actions`` with their targets clamped as the motors get them (``supervisor_limits``; else as given)."""
+        bounds = self.tracking.sim.target_bounds
+        if bounds is None:
+            return actions
+        contract = self.tracking.contract
+        return contract.actions_for(np.clip(contract.targets(actions), *bounds))
+
+    def refused(self, actions: F) -> NDArray[np.bool_]:
+        """(N,) the supervisor would take the robot from these actions (``supervisor_limits``; else never)."""
+        if not self.course.supervisor_limits:
+            return np.zeros(self.num_envs, dtype=bool)
+        robot, targets = self.tracking.robot, self.tracking.contract.targets(actions)
+        excess = np.maximum(robot.q_min - targets, targets - robot.q_max)
+        return excess.max(axis=1) > SUPERVISOR.target_limit_tolerance_rad
 
     def place_terrain(self, ids: Ints) -> None:
         c, rng = self.course, self.course_rng
@@ -126,7 +152,9 @@ class StepEnv(WalkEnv):
         before = self.cleared.copy()
         on_course_before = self.on_course.copy()
         heights = self.platform_heights()
+        refused = self.refused(actions)
         obs, done, info = self.step_walk(actions)
+        refused &= ~done
         # The state the step reached (a fallen env is reset by step_walk: its reward is the fall's).
         yaw = quat.yaw(sim.root_quat)
         v = sim.root_lin_vel_w
@@ -144,7 +172,7 @@ class StepEnv(WalkEnv):
         newly = passed & ~before
         self.cleared |= passed
         reward = (r.track * track + r.yaw * turn) * self.tracking.dt_s + r.clear * newly.sum(axis=1)
-        fell = info["fell"]
+        fell = info["fell"] = info["fell"] | refused
         reward = np.where(fell, r.fall, reward)
         info["cleared_heights"] = heights[newly]
         # A fall on a course is charged to the first platform not yet passed: the one being attempted.
@@ -152,10 +180,14 @@ class StepEnv(WalkEnv):
         pending = ~before.all(axis=1) & on_course_before
         info["fell_heights"] = heights[np.arange(len(fell)), attempting][fell & pending]
         info["track"] = track
-        if left_lane.any():  # ended here, like a time-out: the value of where it stood is bootstrapped
-            ids = np.flatnonzero(left_lane)
+        # Off the lane: ended here, like a time-out (the value of where it stood is bootstrapped). Refused:
+        # a fall, as on the robot, where the supervisor's fallback gait takes over.
+        ended = left_lane | refused
+        if ended.any():
+            ids = np.flatnonzero(ended)
             self.resample(ids)
             obs = self.reset(ids)
-            done = done | left_lane
+            done = done | ended
         info["left_lane"] = left_lane
+        info["refused"] = refused
         return obs, reward, done, info

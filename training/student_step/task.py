@@ -6,7 +6,9 @@ its Gaussian. :class:`~training.rl.algorithms.HybridPPO` minimises ``lambda_PPO 
 
 - **L_D**: the MSE of the policy's mean to the terrain-aware teacher's labels (``StepTeacher``: the
   walking policy, commanded ``course.teacher_command_gain`` times the student's forward speed, plus its
-  privileged step-up reflex) at every step the student visited;
+  privileged step-up reflex) at every step the student visited; with ``course.supervisor_limits`` the
+  labels' targets are clamped as the motors get them, and targets the supervisor would refuse end the
+  episode as a fall (``StepEnv``);
 - **L_PPO**: rsl_rl's clipped surrogate on ``StepEnv``'s reward (velocity tracked along the course,
   a platform bonus, a heavy fall cost), advantages by GAE from an asymmetric critic that reads the
   student's observation and the privileged one (height scan included).
@@ -67,6 +69,7 @@ def course_config(cfg: TrainConfig) -> CourseConfig:
     return CourseConfig(
         walk_fraction=c.walk_fraction, min_height_m=c.min_height_m, max_height_m=c.max_height_m,
         progress_reward=c.progress_reward, lane_half_width_m=c.lane_half_width_m,
+        supervisor_limits=c.supervisor_limits,
     )  # fmt: skip
 
 
@@ -99,6 +102,7 @@ class StepTask:
 
     def _observation(self, obs: dict[str, NDArray[np.float32]]) -> dict[str, NDArray[np.floating]]:
         label = self.teacher.act(self.env.walk_command, self.env.tracking.last_action, self.env.gait_phase)
+        label = self.env.supervised_actions(label)
         return {"policy": obs["policy"], DEPTH_GROUP: obs["depth"], "privileged": obs["privileged"],
                 TEACHER_GROUP: label}  # fmt: skip
 
@@ -110,6 +114,7 @@ class StepTask:
         obs, reward, done, info = env.step_course(actions)
         self._falls += int(info["fell"].sum())
         self._left_lane += int(info["left_lane"].sum())
+        self._refused += int(info["refused"].sum())
         self._cleared += list(info["cleared_heights"])
         self._fell += list(info["fell_heights"])
         course = env.on_course
@@ -130,7 +135,7 @@ class StepTask:
     # -- hooks -------------------------------------------------------------------------------
 
     def _clear_figures(self) -> None:
-        self._falls = self._left_lane = 0
+        self._falls = self._left_lane = self._refused = 0
         self._cleared: list[float] = []
         self._fell: list[float] = []
         self._speeds: list[float] = []
@@ -161,6 +166,7 @@ class StepTask:
             "fell_by_height": np.histogram(self._fell, HEIGHT_BINS_M)[0].tolist(),
             "falls_per_1000_steps": 1000.0 * self._falls / samples,
             "left_lane_per_1000_steps": 1000.0 * self._left_lane / samples,
+            "refused_per_1000_steps": 1000.0 * self._refused / samples,
         }
         self._clear_figures()
         score = step_up_rate([*runner.rows[-(SCORE_WINDOW - 1) :], row])
@@ -200,7 +206,7 @@ class StepTask:
             f"{self.cfg.run.seed}, {len(rows)} iterations, {self.num_envs} envs, platforms "
             f"{100 * self.course.min_height_m:.0f}-{100 * self.course.max_height_m:.0f} cm, gate "
             f"{self.cfg.distill.gate_rate}, progress reward {self.course.progress_reward}, teacher command gain "
-            f"{self.cfg.course.teacher_command_gain}, from "
+            f"{self.cfg.course.teacher_command_gain}, supervisor limits {self.course.supervisor_limits}, from "
             f"{self.init if self.init is not None else 'random weights'}; {chosen}",
             "size": size,
             "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
@@ -225,6 +231,7 @@ class StepTask:
             "init": str(self.init) if self.init is not None else None,
             "gate_rate": self.cfg.distill.gate_rate,
             "teacher_command_gain": self.cfg.course.teacher_command_gain,
+            "supervisor_limits": self.course.supervisor_limits,
             "cleared_by_height": np.sum([r["cleared_by_height"] for r in rows], axis=0).tolist(),
             "fell_by_height": np.sum([r["fell_by_height"] for r in rows], axis=0).tolist(),
             "bundle": str(bundle_dir),
