@@ -56,11 +56,11 @@ def test_no_boxes_no_lift():
     assert np.all(lift_angles(*feet(0.8), STILL, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0)) == 0.0)
 
 
-def _course_env(num_envs: int) -> StepEnv:
+def _course_env(num_envs: int, **course) -> StepEnv:
     """A small StepEnv whose episodes are all courses."""
     manifest = walk_student_manifest("t", 16, 16, WalkTeacher(1).manifest)
     return StepEnv(WalkConfig(num_envs=num_envs, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
-                   CourseConfig(walk_fraction=0.0))  # fmt: skip
+                   CourseConfig(walk_fraction=0.0, **course))  # fmt: skip
 
 
 def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
@@ -180,6 +180,57 @@ def test_leaving_the_lane_ends_a_course_episode_without_the_fall_cost():
         assert reward[0] > -1.0  # not the fall's -5
         assert not done[1]
         assert abs(sim.root_pos[0, 1]) < 1.0  # reset onto the course
+    finally:
+        env.close()
+
+
+ANKLE_PITCH = 4  # the left ankle pitch: the joint whose targets the step-up reflex drives past its limit
+
+
+def _past_the_ankle_limit(env: StepEnv, excess_rad: list[float]) -> np.ndarray:
+    """Actions at the default pose but the left ankle pitch's target ``excess_rad`` past its upper limit."""
+    contract, robot = env.tracking.contract, env.tracking.robot
+    targets = np.tile(contract.default_q, (len(excess_rad), 1))
+    targets[:, ANKLE_PITCH] = robot.q_max[ANKLE_PITCH] + np.asarray(excess_rad)
+    return contract.actions_for(targets)
+
+
+def test_under_the_supervisors_limits_motors_get_clamped_targets_and_refused_ones_end_as_a_fall():
+    from training.student_step.env import SUPERVISOR
+
+    tolerance = SUPERVISOR.target_limit_tolerance_rad
+    env = _course_env(3, supervisor_limits=True)
+    try:
+        env.reset()
+        sim, limit = env.tracking.sim, env.tracking.robot.q_max[ANKLE_PITCH] - SUPERVISOR.joint_margin_rad
+        actions = _past_the_ankle_limit(env, [-0.2, tolerance - 0.1, tolerance + 0.1])
+        _, reward, done, info = env.step_course(actions)
+        assert info["refused"].tolist() == [False, False, True]
+        assert info["fell"].tolist() == [False, False, True] and done.tolist() == [False, False, True]
+        assert reward[2] == env.reward_cfg.fall
+        ctrl = sim.datas[1].ctrl[sim.actuators]
+        assert ctrl[ANKLE_PITCH] == pytest.approx(limit)  # clamped at the motor...
+        assert np.allclose(env.tracking.last_action[1], actions[1])  # ...while the policy sees its own action
+        assert sim.datas[0].ctrl[sim.actuators][ANKLE_PITCH] < limit
+        labels = env.tracking.contract.targets(env.supervised_actions(actions))
+        assert labels[:, ANKLE_PITCH] == pytest.approx([env.tracking.robot.q_max[ANKLE_PITCH] - 0.2, limit, limit])
+    finally:
+        env.close()
+
+
+def test_without_the_supervisors_limits_targets_reach_the_motors_as_given():
+    env = _course_env(1)
+    try:
+        env.reset()
+        sim = env.tracking.sim
+        excess = 0.6
+        actions = _past_the_ankle_limit(env, [excess])
+        _, _, done, info = env.step_course(actions)
+        assert not info["refused"][0] and not done[0]
+        assert sim.datas[0].ctrl[sim.actuators][ANKLE_PITCH] == pytest.approx(
+            env.tracking.robot.q_max[ANKLE_PITCH] + excess
+        )
+        assert np.array_equal(env.supervised_actions(actions), actions)
     finally:
         env.close()
 
