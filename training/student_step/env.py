@@ -155,6 +155,8 @@ class StepEnv(WalkEnv):
         refused = self.refused(actions)
         obs, done, info = self.step_walk(actions)
         refused &= ~done
+        info["fell"] = info["fell"] | refused
+        ended = done | refused  # every episode that ended in the step other than by leaving the lane
         # The state the step reached (a fallen env is reset by step_walk: its reward is the fall's).
         yaw = quat.yaw(sim.root_quat)
         v = sim.root_lin_vel_w
@@ -165,14 +167,14 @@ class StepEnv(WalkEnv):
         left_lane = np.zeros_like(done)
         if self.course.progress_reward:
             velocity = np.where(on_course_before[:, None], v[:, :2], v_heading)
-            left_lane = on_course_before & ~done & (np.abs(sim.root_pos[:, 1]) > self.course.lane_half_width_m)
+            left_lane = on_course_before & ~ended & (np.abs(sim.root_pos[:, 1]) > self.course.lane_half_width_m)
         track = np.exp(-np.sum((velocity - command[:, :2]) ** 2, axis=1) / r.sigma_sq)
         turn = np.exp(-((yaw_rate - command[:, 2]) ** 2) / r.sigma_sq)
-        passed = self.platforms_passed() & ~done[:, None]
+        passed = self.platforms_passed() & ~ended[:, None]
         newly = passed & ~before
         self.cleared |= passed
         reward = (r.track * track + r.yaw * turn) * self.tracking.dt_s + r.clear * newly.sum(axis=1)
-        fell = info["fell"] = info["fell"] | refused
+        fell = info["fell"]
         reward = np.where(fell, r.fall, reward)
         info["cleared_heights"] = heights[newly]
         # A fall on a course is charged to the first platform not yet passed: the one being attempted.
@@ -182,12 +184,12 @@ class StepEnv(WalkEnv):
         info["track"] = track
         # Off the lane: ended here, like a time-out (the value of where it stood is bootstrapped). Refused:
         # a fall, as on the robot, where the supervisor's fallback gait takes over.
-        ended = left_lane | refused
-        if ended.any():
-            ids = np.flatnonzero(ended)
+        reset = left_lane | refused
+        if reset.any():
+            ids = np.flatnonzero(reset)
             self.resample(ids)
             obs = self.reset(ids)
-            done = done | ended
+            done = done | reset
         info["left_lane"] = left_lane
         info["refused"] = refused
         return obs, reward, done, info

@@ -17,7 +17,8 @@ After every step, from the state the env observed (qpos and qvel after the reset
   reference at mjlab's standing height, over the same boxes: the analytic height scan of the pool's
   boxes against the ray-cast sensor reads which tile each environment stands on and where its boxes are.
 
-The teacher is commanded ``TEACHER_COMMAND_GAIN`` times the forward speed. The labels and the
+The teacher is commanded ``TEACHER_COMMAND_GAIN`` times the forward speed, under the supervisor's limits
+(``course.supervisor_limits``: its labels' targets clamped inside the joint limits). The labels and the
 teacher's inputs (the student's command among them) go to ``student_step_teacher.npz``: ``WalkTeacher``
 needs onnxruntime, which .venv-mjlab lacks, so ``test_smoke.py`` rebuilds ``StepTeacher.act``'s labels in
 the runtime venv.
@@ -58,7 +59,7 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
     cfg = load_train_config(
         "student_step_tiny",
         {"env.num_envs": num_envs, "env.episode_length_s": 3.0, "course.walk_fraction": 0.3,
-         "course.teacher_command_gain": TEACHER_COMMAND_GAIN},
+         "course.teacher_command_gain": TEACHER_COMMAND_GAIN, "course.supervisor_limits": True},
     )  # fmt: skip
     camera = dataclasses.replace(walk_config(cfg, num_envs).camera, noise=DepthNoise(0.0, 0.0, 0.0))
     env, manifest, pool = step_task.make_env(cfg, "cpu", camera=camera)
@@ -144,6 +145,7 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
         "privileged_size": int(obs["privileged"].shape[1]),
         "teacher_actions_shape": list(obs["teacher_actions"].shape),
         "teacher_command_gain": cfg.course.teacher_command_gain,
+        "supervisor_limits": cfg.course.supervisor_limits,
         "max_abs_error_lift_rad": err["lift"],
         "max_abs_error_privileged_without_scan": err["privileged"],
         "max_abs_error_height_scan_m": err["height_scan"],

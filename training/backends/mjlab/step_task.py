@@ -30,6 +30,10 @@ made :class:`training.student_step.env.StepEnv`:
 - **reward**: ``StepEnv.step_course``'s (:func:`step_terms.step_reward`) as one term, unscaled by mjlab;
   a course episode whose base leaves the lane (``|y| > lane_half_width_m`` in the tile's frame) ends as a
   time-out (``left_lane``: rsl_rl bootstraps its value), a fall as a termination.
+- **the supervisor's limits** (``course.supervisor_limits``): the action term clamps the targets
+  ``joint_margin_rad`` inside the joint limits, the teacher's labels are clamped the same
+  (:func:`step_terms.supervised_actions`), and targets it would refuse end the episode as a fall
+  (``refused``, :func:`step_terms.refused`), as ``StepEnv`` does.
 
 What differs from the CPU task, and why:
 
@@ -64,7 +68,7 @@ from training.configs.schema import TrainConfig
 from training.envs.privileged import NO_BOX
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
-from training.student_step.env import CourseConfig, StepReward
+from training.student_step.env import SUPERVISOR, CourseConfig, StepReward
 from training.student_step.task import StepTask, course_config
 from training.student_step.teacher import FEET, ReflexConfig
 from training.student_walk.bundle import keep_calibration_frame
@@ -314,7 +318,7 @@ class step_teacher_actions:  # lower case: mjlab's class-based terms read as fun
         self.action_scale = float(self.walker.manifest.action_scale)
         self.last_lift = torch.zeros((env.num_envs, 2), device=env.device)
 
-    def __call__(self, env, bundle: str, command_gain: float = 1.0) -> torch.Tensor:
+    def __call__(self, env, bundle: str, command_gain: float = 1.0, supervisor_limits: bool = False) -> torch.Tensor:
         actions = self.walker(env, bundle, command_gain)
         robot = walk_task._robot(env)
         origin = env.scene.env_origins[:, None, :]
@@ -323,10 +327,53 @@ class step_teacher_actions:  # lower case: mjlab's class-based terms read as fun
         center, half, yaw = _episodes(env).boxes()
         self.last_lift = step_terms.lift_angles(foot_pos, foot_vel, robot.data.root_link_lin_vel_w, center, half, yaw,
                                                 ReflexConfig())  # fmt: skip
-        return actions + step_terms.reflex_offsets(self.last_lift, self.action_scale)
+        actions = actions + step_terms.reflex_offsets(self.last_lift, self.action_scale)
+        if not supervisor_limits:
+            return actions
+        limits = _limits(env, self.walker.manifest)
+        return step_terms.supervised_actions(actions, limits.default_q, limits.action_scale, limits.low, limits.high)
 
     def reset(self, env_ids=None) -> None:
         pass
+
+
+@dataclass(frozen=True)
+class _Limits:
+    default_q: torch.Tensor
+    action_scale: float
+    q_min: torch.Tensor
+    q_max: torch.Tensor
+    low: torch.Tensor  # where the supervisor clamps the targets
+    high: torch.Tensor
+
+
+def supervisor_clip(manifest: Manifest) -> dict[str, tuple[float, float]]:
+    """Per joint, where the supervisor clamps its target: ``joint_margin_rad`` inside the joint's limits."""
+    joints, margin = {j.name: j for j in G1.joints}, SUPERVISOR.joint_margin_rad
+    return {n: (joints[n].q_min + margin, joints[n].q_max - margin) for n in manifest.joint_names}
+
+
+def _limits(env, manifest: Manifest) -> _Limits:
+    """The joint limits and the supervisor's clamp in the manifest's joint order, on the env's device."""
+    cached = getattr(env, "_supervisor_limits", None)
+    if cached is None:
+        joints = {j.name: j for j in G1.joints}
+        t = lambda v: torch.tensor(np.asarray(v, dtype=np.float32), device=env.device)  # noqa: E731
+        clip = supervisor_clip(manifest)
+        cached = _Limits(
+            t(as_array(manifest.default_joint_pos)), float(manifest.action_scale),
+            t([joints[n].q_min for n in manifest.joint_names]), t([joints[n].q_max for n in manifest.joint_names]),
+            t([clip[n][0] for n in manifest.joint_names]), t([clip[n][1] for n in manifest.joint_names]),
+        )  # fmt: skip
+        env._supervisor_limits = cached
+    return cached
+
+
+def term_refused(env, manifest: Manifest) -> torch.Tensor:
+    """``StepEnv.refused``: the policy's targets past a joint limit by more than the supervisor's tolerance."""
+    lim = _limits(env, manifest)
+    return step_terms.refused(env.action_manager.action, lim.default_q, lim.action_scale, lim.q_min, lim.q_max,
+                              SUPERVISOR.target_limit_tolerance_rad)  # fmt: skip
 
 
 def _six_d(q: torch.Tensor) -> torch.Tensor:
@@ -380,7 +427,9 @@ def privileged_obs(env, manifest: Manifest, anchor_height_m: float) -> torch.Ten
     )
 
 
-def observation_cfgs(manifest: Manifest, anchor_height_m: float, teacher_command_gain: float = 1.0):
+def observation_cfgs(
+    manifest: Manifest, anchor_height_m: float, teacher_command_gain: float = 1.0, supervisor_limits: bool = False
+):
     from mjlab.managers.observation_manager import ObservationGroupCfg, ObservationTermCfg
 
     groups = walk_task.observation_cfgs(manifest)
@@ -388,7 +437,12 @@ def observation_cfgs(manifest: Manifest, anchor_height_m: float, teacher_command
     groups[TEACHER_GROUP] = ObservationGroupCfg(
         terms={
             "step": ObservationTermCfg(
-                func=step_teacher_actions, params={"bundle": str(WALK_BUNDLE), "command_gain": teacher_command_gain}
+                func=step_teacher_actions,
+                params={
+                    "bundle": str(WALK_BUNDLE),
+                    "command_gain": teacher_command_gain,
+                    "supervisor_limits": supervisor_limits,
+                },
             )
         },
         **group,
@@ -420,14 +474,18 @@ class step_reward:  # lower case: mjlab's class-based terms read as functions
 
     def __init__(self, cfg, env) -> None:
         self.outcome: step_terms.StepOutcome | None = None
+        self.refused = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self.heights = torch.zeros((env.num_envs, cfg.params["course"].platforms), device=env.device)
 
-    def __call__(self, env, course: CourseConfig, reward: StepReward) -> torch.Tensor:
+    def __call__(self, env, course: CourseConfig, reward: StepReward, manifest: Manifest) -> torch.Tensor:
         episodes = _episodes(env)
         qpos, qvel = _root(env)
         pos = qpos[:, :3] - env.scene.env_origins
         timed_out = _time_out(env)
         fell = walk_task.term_fell(env) & ~timed_out  # a fall at the time-out is a time-out (WalkEnv.step_walk)
+        if course.supervisor_limits:
+            self.refused = term_refused(env, manifest) & ~fell & ~timed_out
+            fell = fell | self.refused  # a fall, as on the robot, where the supervisor's fallback takes over
         center, half, yaw = episodes.boxes(course.platforms)
         command = env.command_manager.get_command("walk")  # still the one the step was taken under
         self.heights = episodes.heights()
@@ -486,18 +544,29 @@ def env_cfg(cfg: TrainConfig, manifest: Manifest, pool: TilePool, randomize: boo
             ),
             extent=2.0,
         ),
-        observations=observation_cfgs(manifest, walk_task.standing_height(q0), cfg.course.teacher_command_gain),
-        actions={"joint_pos": walk_task.action_cfg(manifest)},
+        observations=observation_cfgs(
+            manifest, walk_task.standing_height(q0), cfg.course.teacher_command_gain, course.supervisor_limits
+        ),
+        actions={
+            "joint_pos": walk_task.action_cfg(manifest, supervisor_clip(manifest) if course.supervisor_limits else None)
+        },
         commands=commands,
         events=events,
         rewards={
-            "step": RewardTermCfg(func=step_reward, weight=1.0, params={"course": course, "reward": StepReward()})
+            "step": RewardTermCfg(
+                func=step_reward, weight=1.0, params={"course": course, "reward": StepReward(), "manifest": manifest}
+            )
         },
         scale_rewards_by_dt=False,  # step_reward scales its rates by the tick itself, as StepEnv
         terminations={
             "time_out": TerminationTermCfg(func=envs_mdp.time_out, time_out=True),
             "fell": TerminationTermCfg(func=walk_task.term_fell),
             "left_lane": TerminationTermCfg(func=term_left_lane, time_out=True, params={"course": course}),
+            **(
+                {"refused": TerminationTermCfg(func=term_refused, params={"manifest": manifest})}
+                if course.supervisor_limits
+                else {}
+            ),
         },
         sim=SimulationCfg(
             nconmax=64, njmax=400, mujoco=MujocoCfg(timestep=cfg.env.physics_dt_s, iterations=10, ls_iterations=20)
@@ -548,6 +617,7 @@ class MjlabStepTask(StepTask):
             return
         self._falls += int(o.fell.sum())
         self._left_lane += int(o.left_lane.sum())
+        self._refused += int(term.refused.sum())
         self._cleared += heights[o.newly].tolist()
         self._fell += o.attempted_height[o.fell_pending].tolist()
         course = self.env.on_course
@@ -577,7 +647,8 @@ class MjlabStepTask(StepTask):
             f"device {self.device}), config {size}, seed {self.cfg.run.seed}, {len(rows)} iterations, "
             f"{self.num_envs} envs, mjlab's G1, platforms {100 * self.course.min_height_m:.0f}-"
             f"{100 * self.course.max_height_m:.0f} cm on a {TILE_ROWS}x{TILE_COLS} tile pool, gate "
-            f"{self.cfg.distill.gate_rate}, progress reward {self.course.progress_reward}, from "
+            f"{self.cfg.distill.gate_rate}, progress reward {self.course.progress_reward}, teacher command gain "
+            f"{self.cfg.course.teacher_command_gain}, supervisor limits {self.course.supervisor_limits}, from "
             f"{self.init if self.init is not None else 'random weights'}; {chosen}",
             "size": size,
             "data": "none recorded: DAgger labels and rewards from training.backends.mjlab.step_task (mjlab)",

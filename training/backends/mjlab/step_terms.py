@@ -11,6 +11,8 @@ originals loop over environments in numpy; these are the same formulas batched:
   the platform's own axis; course episodes only).
 - :func:`step_reward`: ``StepEnv.step_course``'s reward, the platforms newly passed, the lane exit, the
   height each fall is charged to, from the state the step reached.
+- :func:`supervised_actions` and :func:`refused`: ``StepEnv``'s of the same names (``course.supervisor_limits``):
+  actions with their targets clamped as the motors get them, and targets the supervisor would refuse.
 """
 
 from __future__ import annotations
@@ -61,6 +63,27 @@ def reflex_offsets(lift: torch.Tensor, action_scale: float) -> torch.Tensor:
     for leg, joints in enumerate(LEG_PITCH_JOINTS):
         out[:, list(joints)] = pattern * lift[:, leg : leg + 1] / action_scale
     return out
+
+
+def supervised_actions(
+    actions: torch.Tensor, default_q: torch.Tensor, action_scale: float, low: torch.Tensor, high: torch.Tensor
+) -> torch.Tensor:
+    """The actions whose targets ``default_q + action_scale * a`` are clamped into [low, high]."""
+    targets = default_q + action_scale * actions
+    return (torch.clamp(targets, low, high) - default_q) / action_scale
+
+
+def refused(
+    actions: torch.Tensor,
+    default_q: torch.Tensor,
+    action_scale: float,
+    q_min: torch.Tensor,
+    q_max: torch.Tensor,
+    tolerance_rad: float,
+) -> torch.Tensor:
+    """(N,) some target is past its joint limit by more than ``tolerance_rad``."""
+    targets = default_q + action_scale * actions
+    return torch.maximum(q_min - targets, targets - q_max).max(dim=-1).values > tolerance_rad
 
 
 def platforms_passed(

@@ -244,12 +244,18 @@ def test_the_step_up_students_reflex_and_critic_observation_on_mjlab_are_the_cpu
 
 def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
     """The labels against StepTeacher.act's sum (WalkTeacher on onnxruntime, commanded ``teacher_command`` of the
-    student's command, plus lift_angles' offsets)."""
+    student's command, plus lift_angles' offsets), clamped as ``StepEnv.supervised_actions`` clamps them."""
+    from parkour_core.robots import G1
+    from training.envs.tracking import G1_CONTRACT
+    from training.student_step.env import SUPERVISOR
     from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles, teacher_command
     from training.student_walk.teacher import WalkTeacher
 
     gain = step_checks["teacher_command_gain"]
     assert gain != 1.0, "the walking policy's command gain is not exercised"
+    assert step_checks["supervisor_limits"], "the labels' clamp is not exercised"
+    low, high = G1.q_min + SUPERVISOR.joint_margin_rad, G1.q_max - SUPERVISOR.joint_margin_rad
+    clamped = 0
     z = np.load(step_checks["dir"] / "student_step_teacher.npz")
     steps, n = z["labels"].shape[:2]
     teacher = WalkTeacher(n)
@@ -266,6 +272,9 @@ def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
             for leg, joints in enumerate(LEG_PITCH_JOINTS):
                 expected[i, list(joints)] += LIFT_PATTERN * lift[leg] / scale
             lifted += int((lift > 0).sum())
+        targets = G1_CONTRACT.targets(expected)
+        clamped += int(np.sum((targets < low) | (targets > high)))
+        expected = G1_CONTRACT.actions_for(np.clip(targets, low, high))
         worst = max(worst, float(np.abs(z["labels"][k] - expected).max()))
-    assert lifted > 0
+    assert lifted > 0 and clamped > 0, (lifted, clamped)
     assert worst < 1e-4, f"labels differ from StepTeacher's by up to {worst}"

@@ -5,18 +5,23 @@ robots placed along their courses. Runs in the runtime .venv (torch, no mjlab)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 import torch
 
 from training.backends.mjlab import step_terms
 from training.configs import load_train_config
 from training.envs.reference import Terrain
-from training.student_step.env import CourseConfig, StepEnv
+from training.student_step.env import SUPERVISOR, CourseConfig, StepEnv
 from training.student_step.task import course_config
 from training.student_step.teacher import lift_angles
 from training.student_walk.env import platform_course, walk_student_manifest
 from training.student_walk.task import walk_config
 from training.student_walk.teacher import WalkTeacher
+
+ANKLE_PITCH = 4  # the left ankle pitch: the joint the step-up reflex drives past its limit
 
 
 def _padded(terrains: list[Terrain], slots: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,16 +72,21 @@ class _SnapshotStepEnv(StepEnv):
         return super().platforms_passed()
 
 
-def test_the_step_reward_in_torch_is_step_courses():
+@pytest.mark.parametrize("supervisor_limits", [False, True])
+def test_the_step_reward_in_torch_is_step_courses(supervisor_limits):
     cfg = load_train_config("student_step_tiny")
     n = 8
     manifest = walk_student_manifest("student_step", 16, 32, WalkTeacher(1).manifest)
-    env = _SnapshotStepEnv(walk_config(cfg, n), manifest, course_config(cfg))
-    course, sim, rng = env.course, env.tracking.sim, np.random.default_rng(1)
+    course = dataclasses.replace(course_config(cfg), supervisor_limits=supervisor_limits)
+    env = _SnapshotStepEnv(walk_config(cfg, n), manifest, course)
+    sim, rng = env.tracking.sim, np.random.default_rng(1)
+    contract, robot = env.tracking.contract, env.tracking.robot
     env.reset()
     seen = {"newly": 0, "left_lane": 0, "fell": 0, "fell_pending": 0, "walk_steps": 0}
+    if supervisor_limits:
+        seen["refused"] = 0
     worst = {"reward": 0.0, "track": 0.0}
-    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
+    t = lambda a: torch.as_tensor(np.array(a), dtype=torch.float64)  # noqa: E731
     for step in range(60):
         # Robots put along their courses, some beside the lane, some too low to stand (falls).
         for i in range(n):
@@ -93,7 +103,11 @@ def test_the_step_reward_in_torch_is_step_courses():
         cleared, heights = env.cleared.copy(), env.platform_heights()
         center, half, yaw_b = _padded([sim.terrains[i] if on_course[i] else Terrain() for i in range(n)],
                                       course.platforms)  # fmt: skip
-        _, reward, done, info = env.step_course(np.zeros((n, 29)))
+        # The ankle pitch's target anywhere from inside its limit to well past the supervisor's tolerance.
+        targets = np.tile(contract.default_q, (n, 1))
+        targets[:, ANKLE_PITCH] = robot.q_max[ANKLE_PITCH] + rng.uniform(-0.3, 1.0, n)
+        actions = contract.actions_for(targets) if supervisor_limits else np.zeros((n, 29))
+        _, reward, done, info = env.step_course(actions)
         root_pos, root_quat, lin_vel, gyro = env.snapshot
         got = step_terms.step_reward(
             t(root_pos), t(root_quat), t(lin_vel), t(gyro[:, 2]), t(command), t(on_course).bool(), t(cleared).bool(),
@@ -111,6 +125,17 @@ def test_the_step_reward_in_torch_is_step_courses():
         seen["fell"] += int(info["fell"].sum())
         seen["fell_pending"] += int(got.fell_pending.sum())
         seen["walk_steps"] += int((~on_course).sum())
+        if supervisor_limits:
+            limits = [t(v) for v in (contract.default_q, robot.q_min, robot.q_max)]
+            tolerance = SUPERVISOR.target_limit_tolerance_rad
+            refused = step_terms.refused(t(actions), limits[0], contract.action_scale, *limits[1:], tolerance)
+            # The env's refusals are those of robots whose episode did not end otherwise in the step.
+            ended_otherwise = done & ~info["refused"]
+            assert np.array_equal(refused.numpy() & ~ended_otherwise, info["refused"]), step
+            seen["refused"] += int(info["refused"].sum())
+            low, high = (t(b) for b in sim.target_bounds)
+            clamped = step_terms.supervised_actions(t(actions), limits[0], contract.action_scale, low, high)
+            assert np.allclose(clamped.numpy(), env.supervised_actions(actions), atol=1e-12), step
     env.close()
     assert worst["reward"] < 1e-9 and worst["track"] < 1e-9, worst
     assert all(v > 0 for v in seen.values()), f"a case never happened, so it was not compared: {seen}"

@@ -160,7 +160,8 @@ def robot_cfg(manifest: Manifest):
     )
 
 
-def action_cfg(manifest: Manifest):
+def action_cfg(manifest: Manifest, clip: dict[str, tuple[float, float]] | None = None):
+    """``clip``: per joint name, the (low, high) its target is clamped to before it reaches the motor."""
     from training.backends.mjlab.h1_velocity import spec_order_action_cfg
 
     return spec_order_action_cfg(
@@ -168,6 +169,7 @@ def action_cfg(manifest: Manifest):
         actuator_names=tuple(re.escape(n) for n in manifest.joint_names),
         scale=float(manifest.action_scale),
         use_default_offset=True,
+        **({"clip": clip} if clip is not None else {}),
     )
 
 
