@@ -9,12 +9,14 @@ is. ``parkour eval``'s 1 m/s cells give a trial distance / 1 m/s + 4 s, which on
 on ``StepEnv``'s courses (every episode a course, every platform one height, the command held at one
 speed) with the training's randomization (friction, torso mass offset, pushes) and without it (the
 eval's conditions), and reports its speed along the course once each episode is ``--settle-s`` old,
-its falls and the platforms it passed.
+its falls and the platforms it passed; with its targets as they reach the motors and with them clamped
+where the supervisor clamps them (``course.supervisor_limits``, the labels' clamp).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +32,18 @@ from training.student_walk.teacher import WalkTeacher
 
 
 def measure(
-    speed_mps: float, height_m: float, num_envs: int, seconds: float, settle_s: float, seed: int, randomized: bool
+    speed_mps: float,
+    height_m: float,
+    num_envs: int,
+    seconds: float,
+    settle_s: float,
+    seed: int,
+    randomized: bool,
+    supervisor_limits: bool = False,
 ) -> dict:
     manifest = walk_student_manifest("teacher_speed", 16, 16, WalkTeacher(1).manifest)
     course = CourseConfig(walk_fraction=0.0, speed_mps=(speed_mps, speed_mps), min_height_m=height_m,
-                          max_height_m=height_m)  # fmt: skip
+                          max_height_m=height_m, supervisor_limits=supervisor_limits)  # fmt: skip
     randomization = RandomizationConfig() if randomized else NOMINAL
     walk = WalkConfig(
         num_envs=num_envs, seed=seed, camera=CameraConfig(width=12, height=8), randomization=randomization
@@ -48,7 +57,7 @@ def measure(
         speeds, falls, passed = [], 0, 0
         age_s = np.zeros(num_envs)
         for _ in range(round(seconds / dt)):
-            actions = teacher.act(env.walk_command, last, env.gait_phase)
+            actions = env.supervised_actions(teacher.act(env.walk_command, last, env.gait_phase))
             _, _, done, info = env.step_course(actions)
             last = np.where(done[:, None], 0.0, actions)
             if done.any():
@@ -59,7 +68,8 @@ def measure(
             speeds.append(np.where(age_s >= settle_s, env.tracking.sim.root_lin_vel_w[:, 0], np.nan))
         v = np.array(speeds)
         return {
-            "command_mps": speed_mps, "height_m": height_m, "randomized": randomized, "envs": num_envs,
+            "command_mps": speed_mps, "height_m": height_m, "randomized": randomized,
+            "supervisor_limits": supervisor_limits, "envs": num_envs,
             "seconds": seconds,
             "speed_along_course_mps": {"mean": float(np.nanmean(v)), "median": float(np.nanmedian(v)),
                                        "p10": float(np.nanpercentile(v, 10)), "p90": float(np.nanpercentile(v, 90))},
@@ -80,17 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     cells = []
-    for randomized in (True, False):
-        for speed in args.speeds:
-            for height in args.heights:
-                cell = measure(speed, height, args.envs, args.seconds, args.settle_s, args.seed, randomized)
-                cells.append(cell)
-                s = cell["speed_along_course_mps"]
-                print(
-                    f"{'randomized' if randomized else 'nominal'}: command {speed} m/s, {100 * height:.0f} cm: "
-                    f"{s['mean']:.2f} m/s along the course (p10 {s['p10']:.2f}, p90 {s['p90']:.2f}), "
-                    f"{cell['falls']} falls, {cell['platforms_passed']} passed"
-                )
+    for randomized, limits, speed, height in itertools.product((True, False), (False, True), args.speeds, args.heights):
+        cell = measure(speed, height, args.envs, args.seconds, args.settle_s, args.seed, randomized, limits)
+        cells.append(cell)
+        s = cell["speed_along_course_mps"]
+        print(
+            f"{'randomized' if randomized else 'nominal'}{', supervisor limits' if limits else ''}: "
+            f"command {speed} m/s, {100 * height:.0f} cm: "
+            f"{s['mean']:.2f} m/s along the course (p10 {s['p10']:.2f}, p90 {s['p90']:.2f}), "
+            f"{cell['falls']} falls, {cell['platforms_passed']} passed"
+        )
     write_json(args.out, {**provenance(), "cells": cells, "method": __doc__.split("\n\n", 2)[2].strip()})
     return 0
 
