@@ -6,8 +6,9 @@
 Each run is a ``student_step.json`` (``parkour train student-step`` / ``train run``), each eval an
 ``eval.json`` of the exported bundle on the same cells and seeds. Writes OUT.json (and prints a
 markdown table, a column per run): per run the lambda_PPO it reached, the trailing step-up rate over the last 100
-iterations and its best, step-ups and falls per platform height over the whole run, falls and lane
-exits per 1000 steps over the last 100 iterations; per eval cell the success rates. Only figures
+iterations and its best, step-ups and falls per platform height over the whole run, falls, lane
+exits, refused targets and the speed along the course over the last 100 iterations; per eval cell the
+success rates and the trials the supervisor's fallback gait took over (BLIND). Only figures
 computed from the files: no timing.
 """
 
@@ -46,6 +47,9 @@ def run_summary(path: Path) -> dict[str, Any]:
         "falls_per_1000_steps_last": float(np.mean([r.get("falls_per_1000_steps", np.nan) for r in tail])),
         "left_lane_per_1000_steps_last": float(np.mean([r.get("left_lane_per_1000_steps", np.nan) for r in tail])),
         "course_speed_last": float(np.mean([r.get("course_speed", np.nan) for r in tail])),
+        "refused_per_1000_steps_last": float(np.mean([r.get("refused_per_1000_steps", np.nan) for r in tail])),
+        "teacher_command_gain": run.get("teacher_command_gain", 1.0),
+        "supervisor_limits": run.get("supervisor_limits", False),
     }
 
 
@@ -60,13 +64,17 @@ def markdown(result: dict[str, Any]) -> str:
     lines = ["| | " + " | ".join(r["label"] for r in result["runs"]) + " |", "| --- |" + " --- |" * len(result["runs"])]
     for key, name in (("max_ppo_weight", "lambda_PPO reached"), ("step_up_rate_last", f"step-up rate, last {LAST}"),
                       ("step_up_rate_best", "step-up rate, best window"),
-                      ("falls_per_1000_steps_last", f"falls / 1000 steps, last {LAST}")):  # fmt: skip
-        lines.append(f"| {name} | " + " | ".join(f"{r[key]:.3f}" for r in result["runs"]) + " |")
+                      ("falls_per_1000_steps_last", f"falls / 1000 steps, last {LAST}"),
+                      ("refused_per_1000_steps_last", f"targets refused / 1000 steps, last {LAST}"),
+                      ("course_speed_last", f"speed along the course (m/s), last {LAST}")):  # fmt: skip
+        values = [r.get(key, float("nan")) for r in result["runs"]]
+        if all(np.isfinite(values)):  # a figure older runs did not log is left out
+            lines.append(f"| {name} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
     cleared = [" / ".join(str(n) for n in r["cleared_by_height"]) for r in result["runs"]]
     lines.append("| platforms cleared in training, 5 / 10 / 15 / 20 cm | " + " | ".join(cleared) + " |")
     for i, cell in enumerate(result["evals"][0]["cells"]):
-        rates = [f"{e['cells'][i]['success_rate']:.0%} (alone {e['cells'][i]['success_rate_student_alone']:.0%})"
-                 for e in result["evals"]]  # fmt: skip
+        rates = [f"{c['success_rate']:.0%} (alone {c['success_rate_student_alone']:.0%}, BLIND in "
+                 f"{c['blind_trials']})" for c in (e["cells"][i] for e in result["evals"])]  # fmt: skip
         lines.append(f"| eval {cell['speed_mps']:g} m/s, {cell['height_m'] * 100:.0f} cm | " + " | ".join(rates) + " |")
     return "\n".join(lines) + "\n"
 

@@ -33,7 +33,10 @@ def test_each_run_s_lambda_ppo_and_the_eval_cells_side_by_side(tmp_path, capsys)
     result = json.loads((tmp_path / "out.json").read_text())
     assert [r["max_ppo_weight"] for r in result["runs"]] == [0.01, 0.9]
     assert result["runs"][1]["step_up_rate_best"] == pytest.approx(0.45)
-    assert "| eval 1 m/s, 10 cm | 50% (alone 40%) | 50% (alone 40%) |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| eval 1 m/s, 10 cm | 50% (alone 40%, BLIND in 1) | 50% (alone 40%, BLIND in 1) |" in out
+    assert "| speed along the course (m/s), last 100 | 0.500 | 0.500 |" in out
+    assert "targets refused" not in out  # neither run logged it: no row of blanks
 
 
 def test_evals_of_other_cells_are_refused(tmp_path):
