@@ -559,6 +559,27 @@ def stage2_ppo_weight(result: dict[str, Any]) -> str:
     return markdown(result)
 
 
+def teacher_speed(result: dict[str, Any]) -> str:
+    """ "Its teacher is little faster": stage 2's teacher on the course (training/student_step/teacher_speed.py),
+    its targets as given beside them clamped where the supervisor clamps them."""
+    cells = {(c["command_mps"], c["height_m"], c["randomized"], c.get("supervisor_limits", False)): c
+             for c in result["cells"]}  # fmt: skip
+    heights = sorted({k[1] for k in cells})
+    rows = []
+    for randomized in (False, True):
+        for speed in sorted({k[0] for k in cells}):
+            conditions = "the training's randomization" if randomized else "without randomization (the eval's)"
+            row = [f"{speed:g} m/s, {conditions}"]
+            for height in heights:
+                for limits in (False, True):
+                    c = cells.get((speed, height, randomized, limits))
+                    row.append("-" if c is None else f"{c['speed_along_course_mps']['mean']:.2f} m/s "
+                               f"({c['falls']} falls, {c['platforms_passed']} passed)")  # fmt: skip
+            rows.append(row)
+    header = ["command"] + [f"{100 * h:.0f} cm, {how}" for h in heights for how in ("targets as given", "clamped")]
+    return md_table(header, rows)
+
+
 def h1_walk(result: dict[str, Any]) -> str:
     """ "H1": how far the h1_walk task got (training/h1_walk/report.py: the curve, the training env, the graph)."""
     t, env, graph = result["training"], result["in_training_env"], result["in_graph"]
@@ -593,6 +614,8 @@ def h1_walk(result: dict[str, Any]) -> str:
 GENERATORS: dict[str, Callable[..., str]] = {
     "h1_walk": h1_walk,
     "stage2_ppo_weight": stage2_ppo_weight,
+    "stage2_variants": stage2_ppo_weight,
+    "teacher_speed": teacher_speed,
     "teacher_backends": teacher_backends,
     "standup_gains": standup_gains,
     "eval_low_platforms": eval_low_platforms,
