@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from parkour_core.config import SupervisorConfig
 from parkour_core.gait import GaitClock
 from parkour_core.math3d import projected_gravity, rotate_inverse
 from parkour_core.obs import ObsInput, ObsTerm, build_observation, observation_size
 from parkour_core.robots import H1, RobotSpec
+from training.envs import supervision
 from training.envs.mujoco_cpu import BatchedMujoco
 from training.h1_walk import rewards
 from training.motion_matching import quat
@@ -55,8 +55,6 @@ ACTION_SCALE = 0.25
 ACTION_CLIP = 100.0
 # A sole (its centre less its half height) this low is on the flat floor: a tilted box's edge touches first.
 CONTACT_HEIGHT_M = 0.02
-# The supervisor's own defaults: where it clamps targets, and past which it refuses the policy.
-SUPERVISOR = SupervisorConfig()
 
 
 @dataclass(frozen=True)
@@ -202,9 +200,8 @@ class H1WalkEnv:
         self.prev_action, self.last_action = self.last_action, actions.copy()
         self._push()
         targets = self.default_q + ACTION_SCALE * actions
-        self.target_excess = np.maximum(np.maximum(self.q_min - targets, targets - self.q_max), 0.0)
-        margin = SUPERVISOR.joint_margin_rad
-        self.sim.step(np.clip(targets, self.q_min + margin, self.q_max - margin))
+        self.target_excess = supervision.target_excess(targets, self.q_min, self.q_max)
+        self.sim.step(np.clip(targets, *supervision.clamp_bounds(self.q_min, self.q_max)))
         self.steps += 1
         st = self.state()
         # The command and phase the action was chosen on.
@@ -212,7 +209,7 @@ class H1WalkEnv:
         reward = rewards.total(terms, c.weights) * self.dt_s
         tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))
         fell = (st.base_height_m < c.fall_height_m) | (tilt > c.fall_tilt_rad)
-        refused = self.target_excess.max(axis=-1) > SUPERVISOR.target_limit_tolerance_rad
+        refused = supervision.refused(self.target_excess)
         timed_out = (self.steps >= self.max_episode_length) & ~fell & ~refused
         done = fell | refused | timed_out
         info = {"time_outs": timed_out, "fell": fell, "refused": refused, "terms": terms,

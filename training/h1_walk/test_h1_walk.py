@@ -40,7 +40,8 @@ def test_the_gait_clock_of_every_environment_is_the_runtimes(env):
 def test_targets_are_clamped_as_the_supervisor_clamps_and_those_it_refuses_end_the_episode(env):
     """Robot 0 asks 0.45 rad past a joint's upper limit (clamped, kept), robot 1 0.55 rad (refused: on the
     robot the supervisor would take it out of ACTIVE), robot 2 the default pose."""
-    from training.h1_walk.env import ACTION_SCALE, SUPERVISOR
+    from training.envs.supervision import SUPERVISOR
+    from training.h1_walk.env import ACTION_SCALE
 
     assert SUPERVISOR.target_limit_tolerance_rad == 0.5
     env.reset(np.arange(env.num_envs))

@@ -33,15 +33,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
-from parkour_core.config import SupervisorConfig
+from training.envs import supervision
 from training.envs.reference import Terrain
 from training.motion_matching import quat
 from training.student_walk.env import TerrainConfig, WalkConfig, WalkEnv, platform_course
 
 F = NDArray[np.float64]
 Ints = NDArray[np.int64]
-
-SUPERVISOR = SupervisorConfig()  # its defaults: where it clamps targets, and past which it refuses them
 
 
 @dataclass(frozen=True)
@@ -92,8 +90,8 @@ class StepEnv(WalkEnv):
         self.course_rng = np.random.default_rng([cfg.seed, 19])
         super().__init__(cfg, manifest)
         if course.supervisor_limits:
-            robot, margin = self.tracking.robot, SUPERVISOR.joint_margin_rad
-            self.tracking.sim.target_bounds = (robot.q_min + margin, robot.q_max - margin)
+            robot = self.tracking.robot
+            self.tracking.sim.target_bounds = supervision.clamp_bounds(robot.q_min, robot.q_max)
 
     def supervised_actions(self, actions: F) -> F:
         """``actions`` with their targets clamped as the motors get them (``supervisor_limits``; else as given)."""
@@ -108,8 +106,7 @@ class StepEnv(WalkEnv):
         if not self.course.supervisor_limits:
             return np.zeros(self.num_envs, dtype=bool)
         robot, targets = self.tracking.robot, self.tracking.contract.targets(actions)
-        excess = np.maximum(robot.q_min - targets, targets - robot.q_max)
-        return excess.max(axis=1) > SUPERVISOR.target_limit_tolerance_rad
+        return supervision.refused(supervision.target_excess(targets, robot.q_min, robot.q_max))
 
     def place_terrain(self, ids: Ints) -> None:
         c, rng = self.course, self.course_rng

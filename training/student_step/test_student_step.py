@@ -196,7 +196,7 @@ def _past_the_ankle_limit(env: StepEnv, excess_rad: list[float]) -> np.ndarray:
 
 
 def test_under_the_supervisors_limits_motors_get_clamped_targets_and_refused_ones_end_as_a_fall():
-    from training.student_step.env import SUPERVISOR
+    from training.envs.supervision import SUPERVISOR
 
     tolerance = SUPERVISOR.target_limit_tolerance_rad
     env = _course_env(3, supervisor_limits=True)

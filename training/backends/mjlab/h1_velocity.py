@@ -50,8 +50,9 @@ import torch
 from parkour_core.gait import STANDING_PHASE, START_PHASE
 from parkour_core.robots import H1
 from training.configs import TrainConfig
+from training.envs.supervision import SUPERVISOR
 from training.h1_walk import rewards as h1_rewards
-from training.h1_walk.env import ACTION_CLIP, ACTION_SCALE, CONTACT_HEIGHT_M, CRITIC_EXTRA, POLICY_TERMS, SUPERVISOR
+from training.h1_walk.env import ACTION_CLIP, ACTION_SCALE, CONTACT_HEIGHT_M, CRITIC_EXTRA, POLICY_TERMS
 
 TASK_ID = "Parkour-H1-Velocity"
 ROOT = Path(__file__).resolve().parents[3]

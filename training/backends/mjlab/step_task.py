@@ -66,9 +66,10 @@ from training.backends.mjlab.depth import camera_sensor_cfg
 from training.backends.mjlab.student_bundle import walk_manifest
 from training.configs.schema import TrainConfig
 from training.envs.privileged import NO_BOX
+from training.envs.supervision import SUPERVISOR, clamp_bounds
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
-from training.student_step.env import SUPERVISOR, CourseConfig, StepReward
+from training.student_step.env import CourseConfig, StepReward
 from training.student_step.task import StepTask, course_config
 from training.student_step.teacher import FEET, ReflexConfig
 from training.student_walk.bundle import keep_calibration_frame
@@ -347,24 +348,28 @@ class _Limits:
     high: torch.Tensor
 
 
+def _joint_limits(manifest: Manifest) -> tuple[np.ndarray, np.ndarray]:
+    """The G1's joint limits (q_min, q_max) in the manifest's joint order."""
+    joints = {j.name: j for j in G1.joints}
+    return (np.array([joints[n].q_min for n in manifest.joint_names]),
+            np.array([joints[n].q_max for n in manifest.joint_names]))  # fmt: skip
+
+
 def supervisor_clip(manifest: Manifest) -> dict[str, tuple[float, float]]:
     """Per joint, where the supervisor clamps its target: ``joint_margin_rad`` inside the joint's limits."""
-    joints, margin = {j.name: j for j in G1.joints}, SUPERVISOR.joint_margin_rad
-    return {n: (joints[n].q_min + margin, joints[n].q_max - margin) for n in manifest.joint_names}
+    low, high = clamp_bounds(*_joint_limits(manifest))
+    return {n: (float(lo), float(hi)) for n, lo, hi in zip(manifest.joint_names, low, high, strict=True)}
 
 
 def _limits(env, manifest: Manifest) -> _Limits:
     """The joint limits and the supervisor's clamp in the manifest's joint order, on the env's device."""
     cached = getattr(env, "_supervisor_limits", None)
     if cached is None:
-        joints = {j.name: j for j in G1.joints}
         t = lambda v: torch.tensor(np.asarray(v, dtype=np.float32), device=env.device)  # noqa: E731
-        clip = supervisor_clip(manifest)
-        cached = _Limits(
-            t(as_array(manifest.default_joint_pos)), float(manifest.action_scale),
-            t([joints[n].q_min for n in manifest.joint_names]), t([joints[n].q_max for n in manifest.joint_names]),
-            t([clip[n][0] for n in manifest.joint_names]), t([clip[n][1] for n in manifest.joint_names]),
-        )  # fmt: skip
+        q_min, q_max = _joint_limits(manifest)
+        low, high = clamp_bounds(q_min, q_max)
+        cached = _Limits(t(as_array(manifest.default_joint_pos)), float(manifest.action_scale), t(q_min), t(q_max),
+                         t(low), t(high))  # fmt: skip
         env._supervisor_limits = cached
     return cached
 

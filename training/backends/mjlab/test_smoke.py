@@ -246,8 +246,8 @@ def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
     """The labels against StepTeacher.act's sum (WalkTeacher on onnxruntime, commanded ``teacher_command`` of the
     student's command, plus lift_angles' offsets), clamped as ``StepEnv.supervised_actions`` clamps them."""
     from parkour_core.robots import G1
+    from training.envs.supervision import SUPERVISOR
     from training.envs.tracking import G1_CONTRACT
-    from training.student_step.env import SUPERVISOR
     from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles, teacher_command
     from training.student_walk.teacher import WalkTeacher
 

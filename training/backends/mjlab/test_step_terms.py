@@ -14,7 +14,8 @@ import torch
 from training.backends.mjlab import step_terms
 from training.configs import load_train_config
 from training.envs.reference import Terrain
-from training.student_step.env import SUPERVISOR, CourseConfig, StepEnv
+from training.envs.supervision import SUPERVISOR
+from training.student_step.env import CourseConfig, StepEnv
 from training.student_step.task import course_config
 from training.student_step.teacher import lift_angles
 from training.student_walk.env import platform_course, walk_student_manifest
