@@ -180,6 +180,16 @@ def merge_grid_parts(results: tuple[dict[str, Any], ...]) -> list[dict[str, Any]
     return list(merged.values())
 
 
+def committed_model(manifest_sha256: str | None) -> str | None:
+    """The folder under models/ whose manifest.json has this SHA-256 (the bundle an eval ran), if any."""
+    import hashlib
+
+    for manifest in sorted((REPO / "models").glob("*/manifest.json")):
+        if manifest_sha256 and hashlib.sha256(manifest.read_bytes()).hexdigest() == manifest_sha256:
+            return manifest.parent.name
+    return None
+
+
 def eval_rows(*results: dict[str, Any]) -> str:
     """`parkour eval` rows, one per source and speed: bundle, robot model, success (falls / stops at the
     box / times out) and, where BLIND drove, the success of the trials the bundle drove alone. The
@@ -207,9 +217,14 @@ def eval_rows(*results: dict[str, Any]) -> str:
                 cells.append(text)
             trials = f"{result['trials_per_cell']}"
             bundle = result["bundle"]
-            folder = Path(result.get("bundle_path", bundle)).name
-            if folder != bundle:  # a retrained bundle keeps its task's name: say which folder it is
-                bundle += f" (`models/{folder}`)" if "/models/" in result["bundle_path"] else f" ({folder})"
+            path = Path(result.get("bundle_path", bundle))
+            committed = committed_model(result.get("bundle_manifest_sha256"))
+            if "/models/" in str(path) and path.name != bundle:  # a retrained bundle keeps its task's name
+                bundle += f" (`models/{path.name}`)"
+            elif committed and committed != bundle:  # a run's bundle, committed under models/ after its eval
+                bundle += f" (`models/{committed}`, run as {path})"
+            elif path.name != bundle:
+                bundle += f" ({path})"
             rows.append([bundle, result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
     return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 

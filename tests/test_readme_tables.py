@@ -103,3 +103,26 @@ def test_parts_of_one_eval_grid_join_into_one_row_and_a_cell_run_twice_is_refuse
     assert len(rows) == 4  # two bundles x two speeds: the lib student's parts are one row per speed
     with pytest.raises(tables.TableError, match="both ran"):
         tables.eval_rows(part, part)
+
+
+def _manifest_sha256(model: str) -> str:
+    import hashlib
+
+    return hashlib.sha256((REPO / "models" / model / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_committed_evals_ran_the_bundles_committed_under_their_names():
+    """An eval row names a models/ folder (or a run whose bundle was committed there): the manifest it
+    ran, by SHA-256, is the one committed there now, so a row never describes weights that were swapped."""
+    checked = 0
+    for path in sorted((REPO / "training/eval/baseline").glob("*/eval.json")):
+        result = json.loads(path.read_text())
+        if "/models/" in result.get("bundle_path", ""):
+            model = Path(result["bundle_path"]).name
+            assert result["bundle_manifest_sha256"] == _manifest_sha256(model), f"{path}: models/{model} changed"
+            checked += 1
+    assert checked >= 5
+    for part in ("student_step_seed1_10cm", "student_step_seed1_rest"):
+        result = json.loads((REPO / "training/eval/baseline" / part / "eval.json").read_text())
+        assert result["bundle_path"] == "runs/student_step_seed1/bundle"
+        assert result["bundle_manifest_sha256"] == _manifest_sha256("student_step_lib_seed1")
