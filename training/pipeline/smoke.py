@@ -31,6 +31,8 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +149,49 @@ def stage_sim(bundle: Path, out: Path, active_s: float, log: Log, config: Path |
     return summary
 
 
-def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    return {key: [row[key] for row in rows] for key in rows[0]} if rows else {}
+def columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Per-iteration rows as one list per key (the first row's keys; a later row without one gives None)."""
+    return {key: [row.get(key) for row in rows] for key in rows[0]} if rows else {}
+
+
+class StageClock:
+    """The wall seconds of a chain's stages, each timed as it runs: ``with clock("mm"): ...``."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.wall_s: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        t = time.perf_counter()
+        yield
+        self.wall_s[stage] = time.perf_counter() - t
+
+    def rounded(self) -> dict[str, float]:
+        """Each stage's seconds and the total so far, to 0.1 s (smoke.json's ``stage_wall_s``)."""
+        return {k: round(v, 1) for k, v in {**self.wall_s, "total": time.perf_counter() - self.started}.items()}
+
+
+def finish_chain(
+    student: dict[str, Any], out: Path, active_s: float, sim: bool, clock: StageClock, log: Log
+) -> dict[str, Any]:
+    """The end every chain shares: the student's bundle and its export checks, the bundle through
+    `parkour sim` (:func:`stage_sim`, unless ``sim`` is off) and the stages' wall times; smoke.json's
+    last keys."""
+    bundle = Path(student["bundle"])
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    log(f"student: wrote {bundle}")
+    sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
+    if sim:
+        with clock("sim"):
+            sim_summary = stage_sim(bundle, out / "sim", active_s, log)
+    return {
+        "bundle": str(bundle),
+        "export_checks": manifest["provenance"]["checks"],
+        "sim": sim_summary,
+        "stage_wall_s": clock.rounded(),
+        "curves": str(out / "curves.png"),
+    }
 
 
 def run_smoke(
@@ -169,31 +212,15 @@ def run_smoke(
     preset = load_smoke_size(size)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    wall: dict[str, float] = {}
-    started = time.perf_counter()
-
-    t = time.perf_counter()
-    mm = stage_mm(out / "mm", preset.motions, seed, log)
-    references = toy_references(out / "mm", preset.reference_s)
-    wall["mm"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    teacher, teacher_model = train_teacher_stage(out, preset, seed)
-    wall["teacher"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    student = train_student_stage(out, config or preset.php_student, seed, references, teacher_model)
-    bundle = Path(student["bundle"])
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["student"] = time.perf_counter() - t
-    log(f"student: wrote {bundle}")
-
-    sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
-    if sim:
-        t = time.perf_counter()
-        sim_summary = stage_sim(bundle, out / "sim", preset.sim_active_s, log)
-        wall["sim"] = time.perf_counter() - t
-    wall["total"] = time.perf_counter() - started
+    clock = StageClock()
+    with clock("mm"):
+        mm = stage_mm(out / "mm", preset.motions, seed, log)
+        references = toy_references(out / "mm", preset.reference_s)
+    with clock("teacher"):
+        teacher, teacher_model = train_teacher_stage(out, preset, seed)
+    with clock("student"):
+        student = train_student_stage(out, config or preset.php_student, seed, references, teacher_model)
+    outputs = finish_chain(student, out, preset.sim_active_s, sim, clock, log)
 
     student_rows = student["iterations"]
     result: dict[str, Any] = {
@@ -206,16 +233,12 @@ def run_smoke(
         ],
         "mm": mm,
         "teacher_return": [row["episode_return"] for row in teacher["iterations"]],
-        "teacher": _columns(teacher["iterations"]),
+        "teacher": columns(teacher["iterations"]),
         "teacher_start_sampler_probabilities": teacher["start_sampler_probabilities"],
         "student_loss": [row["total"] for row in student_rows],
-        "student": _columns(student_rows),
+        "student": columns(student_rows),
         "student_parameters": student["parameters"],
-        "bundle": str(bundle),
-        "export_checks": manifest["provenance"]["checks"],
-        "sim": sim_summary,
-        "stage_wall_s": {k: round(v, 1) for k, v in wall.items()},
-        "curves": str(out / "curves.png"),
+        **outputs,
     }
     plot_curves(result, out / "curves.png")
     write_json(out / "smoke.json", result)

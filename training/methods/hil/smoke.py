@@ -13,15 +13,20 @@ the discriminator and the adversarial envs' rewards.
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 from training.configs.schema import load_smoke_size
 from training.methods.hil.task import HILTeacherAdapter
-from training.pipeline.smoke import stage_mm, stage_sim, train_student_stage, train_teacher_stage
+from training.pipeline.smoke import (
+    StageClock,
+    columns,
+    finish_chain,
+    stage_mm,
+    train_student_stage,
+    train_teacher_stage,
+)
 from training.pipeline.teacher import Log
 
 
@@ -75,36 +80,19 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
-    wall: dict[str, float] = {}
-    started = time.perf_counter()
+    clock = StageClock()
+    with clock("mm"):
+        mm = stage_mm(out / "mm", preset.motions, seed, log)
+        references = toy_references(out / "mm", preset.reference_s)
+    with clock("teacher"):
+        teacher, teacher_model = train_teacher_stage(out, preset, seed, references, config=teacher_config)
+        shutil.copyfile(teacher["discriminator"], out / "discriminator.pt")
+    with clock("student"):
+        student = train_student_stage(
+            out, preset.php_student, seed, references, HILTeacherAdapter(teacher_model), {"method": "hil"}
+        )
+    outputs = finish_chain(student, out, preset.sim_active_s, sim, clock, log)
 
-    t = time.perf_counter()
-    mm = stage_mm(out / "mm", preset.motions, seed, log)
-    references = toy_references(out / "mm", preset.reference_s)
-    wall["mm"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    teacher, teacher_model = train_teacher_stage(out, preset, seed, references, config=teacher_config)
-    shutil.copyfile(teacher["discriminator"], out / "discriminator.pt")
-    wall["teacher"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    student = train_student_stage(
-        out, preset.php_student, seed, references, HILTeacherAdapter(teacher_model), {"method": "hil"}
-    )
-    bundle = Path(student["bundle"])
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["student"] = time.perf_counter() - t
-    log(f"student: wrote {bundle}")
-
-    sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
-    if sim:
-        t = time.perf_counter()
-        sim_summary = stage_sim(bundle, out / "sim", preset.sim_active_s, log)
-        wall["sim"] = time.perf_counter() - t
-    wall["total"] = time.perf_counter() - started
-
-    columns = lambda rows: {key: [row.get(key) for row in rows] for key in rows[0]} if rows else {}  # noqa: E731
     rows = teacher["iterations"]
     result: dict[str, Any] = {
         "method": "hil",
@@ -123,11 +111,7 @@ def run_method_smoke(out: Path, size: str = "smoke", seed: int = 0, sim: bool = 
         "student_loss": [row["total"] for row in student["iterations"]],
         "student": columns(student["iterations"]),
         "student_parameters": student["parameters"],
-        "bundle": str(bundle),
-        "export_checks": manifest["provenance"]["checks"],
-        "sim": sim_summary,
-        "stage_wall_s": {k: round(v, 1) for k, v in wall.items()},
-        "curves": str(out / "curves.png"),
+        **outputs,
         "hil_curves": str(out / "hil_curves.png"),
     }
     plot_curves(result, out / "curves.png")

@@ -25,9 +25,7 @@ Sizes: ``--size NAME`` reads ``training/configs/smoke[_tiny].yaml`` (``training.
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +36,7 @@ from training.configs.schema import load_smoke_size, load_train_config
 from training.envs.reference import Reference, Terrain
 from training.methods.hpl.task import path_of
 from training.methods.hpl.terrain import HURDLE_THICKNESS_M, KINDS, TerrainSpec, add_hfield, level_value, terrain_set
-from training.pipeline.smoke import stage_mm, stage_sim, train_teacher_stage
+from training.pipeline.smoke import StageClock, columns, finish_chain, stage_mm, train_teacher_stage
 from training.pipeline.teacher import Log, SkillReference
 
 HURDLE_AT = 0.6  # fraction of the path where the curriculum hurdle stands
@@ -129,10 +127,6 @@ def steady_env_steps_per_s(rows: list[dict[str, Any]]) -> float:
     return round(sum(r["env_steps_per_s"] * r["wall_s"] for r in rows) / sum(r["wall_s"] for r in rows), 1)
 
 
-def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    return {key: [row.get(key) for row in rows] for key in rows[0]} if rows else {}
-
-
 def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = print) -> dict[str, Any]:
     """Every HPL stage in order; writes DIR/smoke.json and DIR/curves.png, returns smoke.json's content."""
     from parkour_core.stats import write_json
@@ -144,45 +138,27 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     out.mkdir(parents=True, exist_ok=True)
     levels = load_train_config(preset.hpl_oracle).hpl.levels
     torch.manual_seed(seed)
-    wall: dict[str, float] = {}
-    started = time.perf_counter()
-
-    t = time.perf_counter()
-    terrain = stage_terrain(out / "terrain", levels, seed, log)
-    wall["terrain"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    mm = stage_mm(out / "mm", preset.motions, seed, log)
-    base = toy_references(out / "mm", preset.reference_s)
-    references = curriculum_references(base, levels)
-    wall["mm"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    oracle, oracle_model = train_teacher_stage(out, preset, seed, references, config=preset.hpl_oracle)
-    shutil.copyfile(oracle["teacher"], out / "oracle.pt")
+    clock = StageClock()
+    with clock("terrain"):
+        terrain = stage_terrain(out / "terrain", levels, seed, log)
+    with clock("mm"):
+        mm = stage_mm(out / "mm", preset.motions, seed, log)
+        base = toy_references(out / "mm", preset.reference_s)
+        references = curriculum_references(base, levels)
+    with clock("oracle"):
+        oracle, oracle_model = train_teacher_stage(out, preset, seed, references, config=preset.hpl_oracle)
+        shutil.copyfile(oracle["teacher"], out / "oracle.pt")
     oracle_rows = oracle["iterations"]
-    wall["oracle"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    provenance = {
-        "training": f"parkour train smoke --method hpl --size {size} --seed {seed}",
-        "method": "hpl",
-        "oracle_iterations": len(oracle_rows),
-    }
-    inputs = {"references": references, "teacher": oracle_model, "provenance": provenance}
-    student = train(preset.hpl_student, out / "student", {"run.seed": seed}, task_inputs=inputs)
+    with clock("student"):
+        provenance = {
+            "training": f"parkour train smoke --method hpl --size {size} --seed {seed}",
+            "method": "hpl",
+            "oracle_iterations": len(oracle_rows),
+        }
+        inputs = {"references": references, "teacher": oracle_model, "provenance": provenance}
+        student = train(preset.hpl_student, out / "student", {"run.seed": seed}, task_inputs=inputs)
     rows = student["iterations"]
-    bundle = Path(student["bundle"])
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    wall["student"] = time.perf_counter() - t
-    log(f"student: wrote {bundle}")
-
-    sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
-    if sim:
-        t = time.perf_counter()
-        sim_summary = stage_sim(bundle, out / "sim", preset.sim_active_s, log)
-        wall["sim"] = time.perf_counter() - t
-    wall["total"] = time.perf_counter() - started
+    outputs = finish_chain(student, out, preset.sim_active_s, sim, clock, log)
 
     result: dict[str, Any] = {
         "method": "hpl",
@@ -193,23 +169,19 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "mm": mm,
         "references": [{"name": r.reference.name, "skill": r.skill, "frames": r.reference.num_frames} for r in base],
         "teacher_return": [row["episode_return"] for row in oracle_rows],
-        "oracle": _columns(oracle_rows),
+        "oracle": columns(oracle_rows),
         "curriculum_mean_level": [row["mean_level"] for row in oracle_rows],
         "curriculum": {
             **oracle["curriculum"],
             "hurdle_heights_m": [level_value("hurdles", float(d)) for d in np.linspace(0, 1, levels)],
         },
         "student_loss": [row["dagger"] for row in rows],
-        "student": _columns(rows),
+        "student": columns(rows),
         "workers": student["workers"],
         "worker_processes": student["processes"],
         "student_env_steps_per_s": steady_env_steps_per_s(rows),
         "student_parameters": student["parameters"],
-        "bundle": str(bundle),
-        "export_checks": manifest["provenance"]["checks"],
-        "sim": sim_summary,
-        "stage_wall_s": {k: round(v, 1) for k, v in wall.items()},
-        "curves": str(out / "curves.png"),
+        **outputs,
     }
     plot(result, out / "curves.png")
     write_json(out / "smoke.json", result)

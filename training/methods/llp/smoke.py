@@ -21,13 +21,11 @@ per-iteration terms (inside ``student``), ``timing`` and ``entry_exit``.
 from __future__ import annotations
 
 import dataclasses
-import json
-import time
 from pathlib import Path
 from typing import Any
 
 from training.configs.schema import load_smoke_size
-from training.pipeline.smoke import stage_mm, stage_sim, train_teacher_stage
+from training.pipeline.smoke import StageClock, columns, finish_chain, stage_mm, train_teacher_stage
 from training.pipeline.teacher import Log
 
 
@@ -50,41 +48,24 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
-    wall: dict[str, float] = {}
-    started = time.perf_counter()
-
-    t = time.perf_counter()
-    mm = stage_mm(out / "mm", preset.motions, seed, log)
-    references = skill_references(out / "mm", *c.around_skill_s)
-    wall["mm"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    teacher, teacher_model = train_teacher_stage(out, preset, seed, [r.skill_reference for r in references])
-    wall["teacher"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    provenance = {
-        "training": f"parkour train smoke --method llp --size {size} --seed {seed}",
-        "teacher_iterations": len(teacher["iterations"]),
-    }
-    inputs = {"references": references, "teacher": teacher_model, "provenance": provenance}
-    student = train(config, out / "student", {"run.seed": seed}, task_inputs=inputs)
-    wall["student"] = time.perf_counter() - t
+    clock = StageClock()
+    with clock("mm"):
+        mm = stage_mm(out / "mm", preset.motions, seed, log)
+        references = skill_references(out / "mm", *c.around_skill_s)
+    with clock("teacher"):
+        teacher, teacher_model = train_teacher_stage(out, preset, seed, [r.skill_reference for r in references])
+    with clock("student"):
+        provenance = {
+            "training": f"parkour train smoke --method llp --size {size} --seed {seed}",
+            "teacher_iterations": len(teacher["iterations"]),
+        }
+        inputs = {"references": references, "teacher": teacher_model, "provenance": provenance}
+        student = train(config, out / "student", {"run.seed": seed}, task_inputs=inputs)
     entry_exit = student["entry_exit"]
     log(f"entry/exit: {entry_exit['summary']}")
-    bundle = Path(student["bundle"])
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    log(f"export: wrote {bundle}")
-
-    sim_summary: dict[str, Any] = {"ran": False, "skipped": True}
-    if sim:
-        t = time.perf_counter()
-        sim_summary = stage_sim(bundle, out / "sim", preset.sim_active_s, log)
-        wall["sim"] = time.perf_counter() - t
-    wall["total"] = time.perf_counter() - started
+    outputs = finish_chain(student, out, preset.sim_active_s, sim, clock, log)
 
     rows = student["iterations"]
-    columns = lambda rs: {key: [r.get(key) for r in rs] for key in rs[0]} if rs else {}  # noqa: E731
     result: dict[str, Any] = {
         "method": "llp",
         "size": size,
@@ -112,11 +93,7 @@ def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = prin
         "llp": {**dataclasses.asdict(c), "groups": list(GROUPS)},
         "timing": {"camera_hz": list(timing.hz), "latency_s": list(timing.latency_s)},
         "entry_exit": entry_exit,
-        "bundle": str(bundle),
-        "export_checks": manifest["provenance"]["checks"],
-        "sim": sim_summary,
-        "stage_wall_s": {k: round(v, 1) for k, v in wall.items()},
-        "curves": str(out / "curves.png"),
+        **outputs,
     }
     plot_curves(result, out / "curves.png")
     write_json(out / "smoke.json", result)
