@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib.util
 import inspect
 import json
@@ -180,14 +181,25 @@ def merge_grid_parts(results: tuple[dict[str, Any], ...]) -> list[dict[str, Any]
     return list(merged.values())
 
 
-def committed_model(manifest_sha256: str | None) -> str | None:
-    """The folder under models/ whose manifest.json has this SHA-256 (the bundle an eval ran), if any."""
-    import hashlib
+@functools.cache
+def committed_manifests() -> dict[str, str]:
+    """SHA-256 of each models/*/manifest.json -> its folder's name (which committed bundle an eval ran)."""
+    from parkour_core.hashing import sha256_file
 
-    for manifest in sorted((REPO / "models").glob("*/manifest.json")):
-        if manifest_sha256 and hashlib.sha256(manifest.read_bytes()).hexdigest() == manifest_sha256:
-            return manifest.parent.name
-    return None
+    return {sha256_file(m): m.parent.name for m in sorted((REPO / "models").glob("*/manifest.json"))}
+
+
+def bundle_label(result: dict[str, Any]) -> str:
+    """An eval's bundle as its rows name it: a retrained bundle keeps its task's name, so say which folder
+    it is, or which committed folder a run's bundle became (by its manifest's SHA-256)."""
+    bundle = result["bundle"]
+    path = Path(result.get("bundle_path", bundle))
+    committed = committed_manifests().get(result.get("bundle_manifest_sha256", ""))
+    if "/models/" in str(path) and path.name != bundle:
+        return f"{bundle} (`models/{path.name}`)"
+    if committed and committed != bundle:
+        return f"{bundle} (`models/{committed}`, run as {path})"
+    return f"{bundle} ({path})" if path.name != bundle else bundle
 
 
 def eval_rows(*results: dict[str, Any]) -> str:
@@ -204,6 +216,7 @@ def eval_rows(*results: dict[str, Any]) -> str:
     rows = []
     for result in results:
         by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
+        bundle = bundle_label(result)
         for v in sorted({c["speed_mps"] for c in result["cells"]}):
             cells = []
             for h in heights:
@@ -216,15 +229,6 @@ def eval_rows(*results: dict[str, Any]) -> str:
                     text += f"; alone {percent(c['success_rate_student_alone'])}, BLIND in {c['blind_trials']}"
                 cells.append(text)
             trials = f"{result['trials_per_cell']}"
-            bundle = result["bundle"]
-            path = Path(result.get("bundle_path", bundle))
-            committed = committed_model(result.get("bundle_manifest_sha256"))
-            if "/models/" in str(path) and path.name != bundle:  # a retrained bundle keeps its task's name
-                bundle += f" (`models/{path.name}`)"
-            elif committed and committed != bundle:  # a run's bundle, committed under models/ after its eval
-                bundle += f" (`models/{committed}`, run as {path})"
-            elif path.name != bundle:
-                bundle += f" ({path})"
             rows.append([bundle, result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
     return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 

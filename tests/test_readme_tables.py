@@ -106,9 +106,9 @@ def test_parts_of_one_eval_grid_join_into_one_row_and_a_cell_run_twice_is_refuse
 
 
 def _manifest_sha256(model: str) -> str:
-    import hashlib
+    from parkour_core.hashing import sha256_file
 
-    return hashlib.sha256((REPO / "models" / model / "manifest.json").read_bytes()).hexdigest()
+    return sha256_file(REPO / "models" / model / "manifest.json")
 
 
 def test_committed_evals_ran_the_bundles_committed_under_their_names():
