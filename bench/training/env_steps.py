@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bare-steps", type=int, default=200, help="bare MuJoCo policy steps per block")
     parser.add_argument("--blocks", type=int, default=2, help="alternating bare / task blocks")
     parser.add_argument("--num-envs", type=int, default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override, as parkour train's --set (e.g. env.physics_dt_s=0.005); "
+                        "the baseline keeps its own config")  # fmt: skip
     parser.add_argument("--label", default="", help="what this tree is (e.g. 'before', 'after')")
     parser.add_argument("--baseline", default=None, help="a commit whose student-walk loop runs beside (see above)")
     parser.add_argument("--baseline-minutes", type=float, default=1.5, help="minutes of the baseline per block")
@@ -163,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from training.cli.train_cmd import parse_overrides
     from training.configs.schema import load_train_config
     from training.envs import rewards
     from training.envs.mujoco_cpu import BatchedMujoco
@@ -174,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     from training.student_walk.teacher import WalkTeacher
 
     torch.set_num_threads(2)
-    cfg = load_train_config(args.config, {"run.save_interval": 1_000_000})
+    overrides = parse_overrides(args.set)
+    cfg = load_train_config(args.config, {**overrides, "run.save_interval": 1_000_000})
     task = task_class(cfg.task)(cfg, args.num_envs)
     env = NumpyVecEnv(task, "cpu", cfg.as_dict())
     out_dir = Path("/tmp") / f"env_steps_{cfg.task}"
@@ -255,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         **provenance(),
         "label": args.label,
         "config": args.config,
+        "overrides": overrides,
         "num_envs": task.num_envs,
         "steps_per_iteration": runner.cfg["num_steps_per_env"],
         "parameters": sum(p.numel() for p in runner.alg.get_policy().parameters()),

@@ -83,7 +83,9 @@ class StepTask:
         self.cfg = cfg
         n = self.num_envs = num_envs or cfg.env.num_envs
         walker = load_bundle(WALK_BUNDLE).manifest  # the student runs under the walking policy's PD, as in stage 1
-        self.manifest = walk_student_manifest("student_step", cfg.policy.rnn_hidden, cfg.policy.depth_latent, walker)
+        self.manifest = walk_student_manifest(
+            "student_step", cfg.policy.rnn_hidden, cfg.policy.depth_latent, walker, cfg.env.control_hz
+        )
         self.course = course_config(cfg)
         self.env = StepEnv(walk_config(cfg, n), self.manifest, self.course)
         self.teacher = StepTeacher(n, self.env.tracking.sim, command_gain=cfg.course.teacher_command_gain)

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.bundle import Manifest
+from parkour_core.config import ConfigError
 from parkour_core.obs import ObsTerm
 from training.envs.randomization import RandomizationConfig
 from training.envs.reference import Terrain, standing_reference
@@ -79,6 +80,8 @@ def platform_course(rng: np.random.Generator, cfg: TerrainConfig, heights: F) ->
 class WalkConfig:
     num_envs: int = 32
     episode_s: float = 20.0
+    physics_dt_s: float = 0.002
+    decimation: int = 10  # physics steps per policy step (the policy's 50 Hz)
     nthread: int = 2
     seed: int = 0
     camera: CameraConfig = field(default_factory=lambda: CameraConfig(width=36, height=24))
@@ -94,8 +97,17 @@ class WalkConfig:
 GAIT_TERMS = (ObsTerm("sin_phase", 2), ObsTerm("cos_phase", 2))
 
 
-def walk_student_manifest(name: str, hidden_size: int, latent_dim: int, teacher: Manifest) -> Manifest:
-    """The student bundle's manifest with the walking policy's PD gains and gait clock (as observed terms)."""
+def walk_student_manifest(
+    name: str, hidden_size: int, latent_dim: int, teacher: Manifest, control_hz: float | None = None
+) -> Manifest:
+    """The student bundle's manifest with the walking policy's PD gains and gait clock (as observed terms).
+    ``control_hz``: the rate the task ticks at (a config's ``env.control_hz``), which must be the teacher's."""
+    if control_hz is not None and abs(control_hz - teacher.policy_hz) > 1e-9:
+        # The teacher's gait clock and the bundle's rate both assume the teacher's tick.
+        raise ConfigError(
+            f"env.control_hz: {control_hz:g} Hz, but the walking policy {teacher.name!r} runs at "
+            f"{teacher.policy_hz:g} Hz and its student ticks with it; set env.control_hz: {teacher.policy_hz:g}"
+        )
     m = student_manifest(name, hidden_size, {}, {}, latent_dim=latent_dim)
     if teacher.gait_period_s is None:
         raise ValueError(f"teacher bundle {teacher.name!r} has no gait clock; the walking student reads one")
@@ -109,7 +121,8 @@ class WalkEnv(StudentEnv):
 
     def __init__(self, cfg: WalkConfig, manifest: Manifest) -> None:
         tracking = TrackingConfig(
-            num_envs=cfg.num_envs, nthread=cfg.nthread, seed=cfg.seed, termination_m=np.inf,
+            num_envs=cfg.num_envs, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation, nthread=cfg.nthread,
+            seed=cfg.seed, termination_m=np.inf,
             randomization=cfg.randomization, compute_rewards=False, observe_privileged=cfg.privileged,
         )  # fmt: skip
         super().__init__([standing_reference(cfg.episode_s)], StudentConfig(tracking, cfg.camera), manifest)

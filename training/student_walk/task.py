@@ -38,7 +38,8 @@ F = NDArray[np.float64]
 
 def walk_config(cfg: TrainConfig, num_envs: int, privileged: bool = True) -> WalkConfig:
     return WalkConfig(
-        num_envs=num_envs, episode_s=cfg.env.episode_length_s, seed=cfg.run.seed,
+        num_envs=num_envs, episode_s=cfg.env.episode_length_s, physics_dt_s=cfg.env.physics_dt_s,
+        decimation=cfg.env.decimation, seed=cfg.run.seed,
         camera=CameraConfig(width=cfg.env.camera_width, height=cfg.env.camera_height), privileged=privileged,
     )  # fmt: skip
 
@@ -54,7 +55,7 @@ class WalkTask:
         n = self.num_envs = num_envs or cfg.env.num_envs
         self.teacher = WalkTeacher(n)
         self.manifest = walk_student_manifest(
-            "student_walk", cfg.policy.rnn_hidden, cfg.policy.depth_latent, self.teacher.manifest
+            "student_walk", cfg.policy.rnn_hidden, cfg.policy.depth_latent, self.teacher.manifest, cfg.env.control_hz
         )
         self.env = WalkEnv(walk_config(cfg, n, privileged=False), self.manifest)  # DAgger has no critic
         self.num_actions = self.env.num_actions

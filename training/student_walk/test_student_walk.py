@@ -1,12 +1,16 @@
 import numpy as np
+import pytest
 
 from parkour_core.bundle import load_bundle
+from parkour_core.config import ConfigError
 from parkour_core.gait import GaitClock
 from parkour_core.runner import PolicyRunner, RobotState
+from training.configs.schema import load_train_config
 from training.envs.student import CameraConfig
 from training.progress import read_curve
 from training.rl.train import train
 from training.student_walk.env import WalkConfig, WalkEnv, walk_student_manifest
+from training.student_walk.task import WalkTask
 from training.student_walk.teacher import WALK_BUNDLE, WalkTeacher
 
 
@@ -78,6 +82,17 @@ def test_tiny_run_writes_a_bundle_policy_runner_loads(tmp_path):
         RobotState(teacher.default_q, np.zeros(29), np.array([1.0, 0, 0, 0]), np.zeros(3)), np.zeros(3)
     )
     assert np.all(np.isfinite(targets))
+
+
+def test_the_task_steps_physics_at_the_configs_step_and_refuses_a_rate_other_than_its_teachers():
+    task = WalkTask(load_train_config("student_walk_tiny", {"env.physics_dt_s": 0.005}), num_envs=1)
+    try:
+        sim = task.env.tracking.sim
+        assert (sim.base_model.opt.timestep, sim.decimation, task.dt_s) == (0.005, 4, pytest.approx(0.02))
+    finally:
+        task.close()
+    with pytest.raises(ConfigError, match=r"env.control_hz: 25 Hz, but the walking policy .* runs at 50 Hz"):
+        WalkTask(load_train_config("student_walk_tiny", {"env.control_hz": 25.0}), num_envs=1)
 
 
 def test_beta_falls_to_the_students_own_action_and_the_reference_envs_keep_the_teacher(tmp_path):

@@ -28,7 +28,7 @@ def walk_manifest(cfg: TrainConfig) -> Manifest:
     from training.student_walk.teacher import WALK_BUNDLE
 
     teacher = load_bundle(WALK_BUNDLE).manifest
-    return walk_student_manifest(cfg.task, cfg.policy.rnn_hidden, cfg.policy.depth_latent, teacher)
+    return walk_student_manifest(cfg.task, cfg.policy.rnn_hidden, cfg.policy.depth_latent, teacher, cfg.env.control_hz)
 
 
 def export_bundle(out: Path | str, cfg: TrainConfig) -> Path:
