@@ -18,6 +18,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from parkour_core.provenance import provenance  # noqa: E402
 from parkour_core.stats import write_json  # noqa: E402
 
 
-def run_round(physics_dt_s: float, seed: int, num_envs: int, seconds: float) -> dict[str, list[float] | int]:
+def run_round(physics_dt_s: float, seed: int, num_envs: int, seconds: float) -> dict[str, Any]:
     from training.configs.schema import load_train_config
     from training.student_walk.task import WalkTask
 
@@ -52,7 +53,7 @@ def run_round(physics_dt_s: float, seed: int, num_envs: int, seconds: float) -> 
             command.append(float(task.env.walk_command[:, 0].mean()))
     finally:
         task.close()
-    return {"physics_us": physics_us, "falls": falls, "speed": speed, "command": command}
+    return {"physics_us": physics_us, "falls": falls, "speed": speed, "command": command, "decimation": sim.decimation}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,12 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         for dt in steps:
             runs[dt].append(run_round(dt, r, args.num_envs, args.seconds))
     rows = []
+    env_minutes = args.num_envs * args.seconds * args.rounds / 60.0
     for dt in steps:
         physics = np.concatenate([x["physics_us"] for x in runs[dt]])
-        env_minutes = args.num_envs * args.seconds * args.rounds / 60.0
         falls = sum(x["falls"] for x in runs[dt])
         rows.append({
-            "physics_dt_s": dt, "decimation": round(0.02 / dt),
+            "physics_dt_s": dt, "decimation": runs[dt][0]["decimation"],
             "physics_us_per_env_step": {"median": float(np.median(physics)), "p1": float(np.percentile(physics, 1)),
                                         "p99": float(np.percentile(physics, 99)), "n": int(physics.size)},
             "teacher_falls": falls, "env_minutes": env_minutes, "teacher_falls_per_env_minute": falls / env_minutes,

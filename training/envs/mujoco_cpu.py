@@ -109,7 +109,7 @@ class BatchedMujoco:
         # (feet walked through boxes). Without the midphase, geom AABBs (which set_terrain updates) decide.
         base.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
         # One robot is one constraint island, so island discovery only costs; the sparse Jacobian suits the
-        # 29 joint friction-loss rows. Together 14 % less physics time, trajectories equal to 1e-12.
+        # 29 joint friction-loss rows. Neither changes the steps (test_terrain_contact: RobotSim's, to 1e-6).
         base.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
         base.opt.jacobian = mujoco.mjtJacobian.mjJAC_SPARSE
         self.box_geoms = np.array([base.geom(f"{BOX_PREFIX}{i}").id for i in range(max_boxes)])
