@@ -44,7 +44,7 @@ from parkour_core.provenance import provenance  # noqa: E402
 from parkour_core.stats import write_json  # noqa: E402
 
 CHILD = """
-import json, sys
+import inspect, json, sys
 from pathlib import Path
 import training
 import torch
@@ -58,13 +58,11 @@ from training.rl.train import task_class
 config, iterations, out, threads, precision = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 torch.set_num_threads(threads)
 rollout_init = mujoco_cpu.BatchedMujoco.__init__
-def one_rollout_thread_count(self, *args, **kwargs):
-    if len(args) > 7:
-        args = (*args[:7], threads, *args[8:])
-    else:
-        kwargs["nthread"] = threads
-    rollout_init(self, *args, **kwargs)
-mujoco_cpu.BatchedMujoco.__init__ = one_rollout_thread_count
+def with_rollout_threads(self, *args, **kwargs):
+    bound = inspect.signature(rollout_init).bind(self, *args, **kwargs)
+    bound.arguments["nthread"] = threads
+    rollout_init(*bound.args, **bound.kwargs)
+mujoco_cpu.BatchedMujoco.__init__ = with_rollout_threads
 if precision == "bf16":
     backbone = models.DepthRecurrentModel._backbone
     def bf16_backbone(self, depth):
@@ -91,11 +89,6 @@ def run(config: str, iterations: int, threads: int, precision: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def stats(values: list[float]) -> dict[str, float]:
-    a = np.asarray(values, dtype=float)
-    return {"median": float(np.median(a)), "p99": float(np.percentile(a, 99)), "n": int(a.size)}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="student_walk")
@@ -106,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "training_core_budget.json")
     args = parser.parse_args(argv)
 
-    from env_steps import baseline_block, baseline_tree
+    from env_steps import baseline_block, baseline_tree, percentiles
 
     kinds = [(precision, threads) for precision in ("fp32", "bf16") for threads in (1, 2)]
     runs: dict[str, list[list[float]]] = {f"{p} {t} core": [] for p, t in kinds}
@@ -135,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     kinds_out: dict[str, dict] = {}
     for key, rows in runs.items():
         collect, update, wall = ([r[i] for r in rows] for i in range(3))
-        kinds_out[key] = {"collect_s": stats(collect), "update_s": stats(update), "iteration_s": stats(wall),
+        kinds_out[key] = {"collect_s": percentiles(collect), "update_s": percentiles(update),
+                          "iteration_s": percentiles(wall),
                           "env_steps_per_s_median": samples / float(np.median(wall))}  # fmt: skip
     baseline = float(np.median(baseline_rates)) if baseline_rates else None
     ceilings = {}
@@ -153,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     baseline_out = {}
     if baseline_rates:
-        baseline_out = {"baseline_commit": args.baseline, "baseline_env_steps_per_s": stats(baseline_rates),
+        baseline_out = {"baseline_commit": args.baseline, "baseline_env_steps_per_s": percentiles(baseline_rates),
                         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}  # fmt: skip
     result = {
         **provenance(),
