@@ -88,11 +88,17 @@ def percentiles(values: list[float]) -> dict[str, float]:
             "n": int(a.size)}  # fmt: skip
 
 
+def task_sim(task: Any) -> Any:
+    """The task's BatchedMujoco: a student env's tracking env holds it, the climbing teacher's env itself."""
+    env = task.env
+    return env.sim if hasattr(env, "sim") else env.tracking.sim
+
+
 def bare_block(task: Any, steps: int) -> list[float]:
     """Env-steps/s of each policy step of a BatchedMujoco like the task's, holding the default pose."""
     from training.envs.mujoco_cpu import BatchedMujoco
 
-    sim = task.env.tracking.sim
+    sim = task_sim(task)
     bare = BatchedMujoco(
         sim.num_envs, sim.robot, sim.physics_dt_s, sim.decimation, kp=sim.kp, kd=sim.kd, nthread=len(sim._thread_data)
     )
@@ -167,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from training.cli.train_cmd import parse_overrides
+    from training.climb_teacher.env import ClimbEnv
     from training.configs.schema import load_train_config
     from training.envs import rewards
     from training.envs.mujoco_cpu import BatchedMujoco
@@ -194,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     timers.wrap(StudentEnv, "policy_observation", "student_observation")
     timers.wrap(TrackingEnv, "observe", "privileged_observation")
     timers.wrap(WalkTeacher, "act", "teacher")
+    timers.wrap(ClimbEnv, "observe", "climb_observation")
     timers.wrap(type(task), "step", "env_step")
     timers.wrap(type(runner.alg), "act", "student_forward")
     timers.wrap(type(runner.alg), "process_env_step", "storage")
@@ -238,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
     wall = totals.pop("iterations")
-    inside_env = ("physics", "depth", "student_observation", "privileged_observation", "teacher", "tracking_reward")
+    inside_env = ("physics", "depth", "student_observation", "privileged_observation", "teacher", "tracking_reward",
+                  "climb_observation")  # fmt: skip
     env_rest = totals["env_step"] - sum(totals[k] for k in inside_env)
     learner_rest = wall - totals["env_step"] - totals["student_forward"] - totals["storage"] - totals["update"]
     parts = {
@@ -248,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         "student observation terms (parkour_core, per env)": totals["student_observation"],
         "privileged observation (height scan, tracking terms)": totals["privileged_observation"],
         "teacher (its observation terms + onnxruntime, per env)": totals["teacher"],
+        "climbing teacher's observation (the walking policy's terms + onnxruntime, height scan, next box)": totals[
+            "climb_observation"
+        ],
         "rest of the env step (Python: resets, terrain, frame schedules, bookkeeping)": env_rest,
         "student forward (torch, acting)": totals["student_forward"],
         "storage (rsl_rl process_env_step)": totals["storage"],

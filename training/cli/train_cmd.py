@@ -60,8 +60,13 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
 
     r = sub.add_parser("run", help="any task from its training config, through the one runner (training/rl)")
-    r.add_argument("--config", required=True, help="a name under training/configs/ (student_walk, ...) or a YAML path")
-    r.add_argument("--out", type=Path, required=True, help="output folder (curve.jsonl, <task>.json, curves.png, ...)")
+    r.add_argument("--config", default=None, help="a name under training/configs/ (student_walk, ...) or a YAML path")
+    r.add_argument("--out", type=Path, default=None, help="output folder (curve.jsonl, <task>.json, curves.png, ...)")
+    r.add_argument(
+        "--resume", type=Path, default=None, metavar="RUN_DIR",
+        help="continue the run in RUN_DIR exactly from its model_latest.pt (its config and overrides; --set may "
+        "change only run.minutes or run.max_iterations)",
+    )  # fmt: skip
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (YAML value), e.g. --set run.minutes=20; repeatable")  # fmt: skip
     r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
@@ -188,7 +193,18 @@ def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | No
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.train_action == "run" and args.resume is not None:
+        if args.config is not None or args.out is not None or args.num_envs is not None or args.backend is not None:
+            raise ValueError("--resume RUN_DIR takes the run's own config, folder and environments; drop "
+                             "--config, --out, --num-envs and --backend")  # fmt: skip
+        from training.rl.train import resume
+
+        r = resume(args.resume, parse_overrides(args.overrides))
+        print(f"parkour train run: resumed {args.resume}, wrote {args.resume / (r['task'] + '.json')}")
+        return 0
     if args.train_action == "run":
+        if args.config is None or args.out is None:
+            raise ValueError("parkour train run needs --config and --out (or --resume RUN_DIR)")
         overrides = parse_overrides(args.overrides)
         if args.device is not None:
             overrides["run.device"] = args.device

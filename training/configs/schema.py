@@ -306,6 +306,30 @@ class VelocityConfig:
 
 
 @dataclass(frozen=True)
+class ClimbSection:
+    """climb_teacher: the box courses, their curriculum and the residual on the walking policy
+    (training.climb_teacher.env.ClimbConfig; rewards in its rewards.py)."""
+
+    boxes: int = param(2, 1, 8, doc="boxes per course")
+    flat_fraction: float = param(0.1, 0.0, 1.0, doc="episodes on flat ground (the pace without boxes)")
+    levels: list = param(  # noqa: RUF009
+        [0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40], doc="box height (m) of each curriculum level"
+    )
+    height_jitter_m: float = param(0.025, 0.0, 0.2, doc="+- around the level's height, per box")
+    start_level: int = param(0, 0, 100, doc="every environment's first level")
+    speed_mps: list = param([0.3, 1.5], doc="[lo, hi] commanded speed along the course")  # noqa: RUF009
+    first_m: list = param([1.0, 3.0], doc="[lo, hi] start to the first box's near face")  # noqa: RUF009
+    spacing_m: list = param([2.5, 3.5], doc="[lo, hi] near face to near face")  # noqa: RUF009
+    residual_scale: float = param(1.0, 0.0, 10.0, doc="action = walking policy's + this x the learner's")
+    residual_on: str = param(
+        "lower_body", choices=("legs", "lower_body", "all"), doc="the joints the learner's residual moves (+ waist)"
+    )
+    residual_init_gain: float = param(
+        0.01, 0.0, 1.0, doc="the actor's output layer scaled by this at the start: it begins as the walking policy"
+    )
+
+
+@dataclass(frozen=True)
 class SmokeConfig:
     """task smoke: one size of ``parkour train smoke --size NAME`` (training.pipeline.smoke and the
     methods' smoke chains): the references it synthesizes and the configs each method's stages train."""
@@ -337,8 +361,8 @@ class RunConfig:
 
 
 TASKS = (
-    "php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "hil_teacher", "hpl_oracle",
-    "hpl_student", "llp_student", "smoke",
+    "php", "php_teacher", "php_student", "student_walk", "student_step", "h1_walk", "climb_teacher", "hil_teacher",
+    "hpl_oracle", "hpl_student", "llp_student", "smoke",
 )  # fmt: skip
 
 
@@ -356,6 +380,7 @@ class TrainConfig:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     course: CourseConfig = field(default_factory=CourseConfig)
     velocity: VelocityConfig = field(default_factory=VelocityConfig)
+    climb: ClimbSection = field(default_factory=ClimbSection)
     hil: HILConfig = field(default_factory=HILConfig)
     hpl: HPLConfig = field(default_factory=HPLConfig)
     llp: LLPConfig = field(default_factory=LLPConfig)
@@ -417,6 +442,19 @@ def _validate(cfg: TrainConfig) -> None:
     if (cfg.task == "h1_walk") != (cfg.env.robot == "h1"):
         raise ConfigError(
             f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"
+        )
+    cl = cfg.climb
+    _check_range_pair("climb.speed_mps", cl.speed_mps, 0.0, 5.0)
+    _check_range_pair("climb.first_m", cl.first_m, 0.0, 20.0)
+    _check_range_pair("climb.spacing_m", cl.spacing_m, 0.8, 20.0)
+    if not cl.levels or not all(_is_number(h) and 0.0 <= h <= 1.0 for h in cl.levels) or cl.levels != sorted(cl.levels):
+        raise ConfigError(f"climb.levels: expected rising box heights in [0, 1] m, got {cl.levels!r}")
+    if cl.start_level >= len(cl.levels):
+        raise ConfigError(f"climb.start_level: {cl.start_level}, but climb.levels has {len(cl.levels)} levels")
+    if cfg.task == "climb_teacher" and (cfg.env.physics_dt_s != 0.002 or cfg.env.control_hz != 50.0):
+        raise ConfigError(
+            f"env.physics_dt_s: {cfg.env.physics_dt_s} at {cfg.env.control_hz} Hz: climb_teacher runs the bridge's "
+            "2 ms step at the walking policy's 50 Hz (set env.physics_dt_s: 0.002, env.control_hz: 50)"
         )
     r = cfg.randomization
     _check_range_pair("randomization.static_friction", r.static_friction, 0.0, 5.0)

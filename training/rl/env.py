@@ -59,6 +59,10 @@ class NumpyVecEnv(VecEnv):
     def get_observations(self) -> TensorDict:
         return self._obs
 
+    def refresh(self) -> None:
+        """Read the task's observation again (after its state was restored)."""
+        self._obs = self._tensordict(self.task.observe())
+
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
         obs, reward, done, info = self.task.step(actions.detach().cpu().numpy().astype(np.float64))
         self._obs = self._tensordict(obs)

@@ -13,7 +13,11 @@ and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks nee
   the environment's ``extras["log"]``; :class:`CurveWriter` (an rsl_rl ``LogWriter``) hands them to
   the row, which ``training.progress.RunProgress`` appends to ``curve.jsonl`` and shows as a bar;
   ``model_latest.pt`` (rsl_rl's checkpoint format) every ``save_interval`` iterations, so a killed
-  run keeps its curve and its last weights.
+  run keeps its curve and its last weights;
+- **exact resume**: the checkpoint also holds what the next iteration reads besides the weights and
+  the optimizer (torch's random stream, the adaptive learning rate, the logger's episode buffers, and
+  the task's own state where it has ``state_dict``), so :meth:`Runner.resume` continues a run as if it
+  had never stopped, and each run's wall time, env-steps and commit (``runs``) add up across resumes.
 
 Several processes (``torchrun``: ``WORLD_SIZE`` > 1) train as rsl_rl's multi-GPU runner does: the
 parameters broadcast from rank 0 when a run starts, the algorithms average their gradients over
@@ -26,8 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import subprocess
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -83,6 +90,21 @@ class Hooks(Protocol):
     def after_iteration(self, runner: Runner, k: int, row: dict[str, Any]) -> dict[str, Any]: ...
 
 
+# Row keys that are timings: a resumed run's rows equal an uninterrupted run's in every other key.
+TIMING_KEYS = ("env_steps_per_s", "collect_env_steps_per_s", "collect_s", "learn_s", "wall_s", "total_iterations")
+
+
+def git_commit() -> str:
+    """The repository's commit, with ``-dirty`` when tracked files differ from it."""
+    root = str(repo_root())
+    try:
+        commit = subprocess.check_output(["git", "-C", root, "rev-parse", "--short", "HEAD"], text=True).strip()
+        dirty = subprocess.call(["git", "-C", root, "diff", "--quiet", "HEAD"]) != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
 class Runner(OnPolicyRunner):
     """See the module docstring."""
 
@@ -94,11 +116,13 @@ class Runner(OnPolicyRunner):
         device: str = "cpu",
         hooks: Hooks | None = None,
         figures: tuple[str, ...] = (),
+        keep_curve: bool = False,
     ) -> None:
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
         train_cfg = {**train_cfg, "logger": {"class_name": CurveWriter}}
-        (self.out / CURVE).unlink(missing_ok=True)  # a new run's curve; train() calls append to it
+        if not keep_curve:  # a new run's curve; train() calls append to it (a resumed run keeps it)
+            (self.out / CURVE).unlink(missing_ok=True)
         with contextlib.redirect_stdout(io.StringIO()):  # rsl_rl prints the models; the note has them
             super().__init__(env, train_cfg, log_dir=str(self.out / "logs"), device=device)
         self.logger.git_status_repos = [str(repo_root())]
@@ -106,6 +130,10 @@ class Runner(OnPolicyRunner):
         self.figures = figures
         self.total_iterations: int | None = None
         self.rows: list[dict[str, Any]] = []
+        # Each run of this training (a first run and its resumes): commit, iterations, env-steps, wall time.
+        self.runs: list[dict[str, Any]] = []
+        self._run: dict[str, Any] = {"commit": git_commit(), "first_iteration": 0, "iterations": 0, "env_steps": 0,
+                                     "wall_s": 0.0}  # fmt: skip
 
     def _configure_multi_gpu(self) -> None:
         """rsl_rl's, but a CPU run joins over gloo, and a process group its launcher already started is kept
@@ -126,10 +154,66 @@ class Runner(OnPolicyRunner):
             dist.init_process_group(backend="gloo", rank=self.gpu_global_rank, world_size=world)
 
     def save(self, path: str, infos: dict | None = None) -> None:
-        """rsl_rl's checkpoint, written beside and renamed into place: a run killed while saving keeps the last one."""
+        """rsl_rl's checkpoint plus what an exact resume needs (:meth:`resume_state`), written beside and
+        renamed into place: a run killed while saving keeps the last one."""
         partial = f"{path}.partial"
-        super().save(partial, infos)
+        super().save(partial, {**(infos or {}), **self.resume_state()})
         os.replace(partial, path)
+
+    def all_runs(self) -> list[dict[str, Any]]:
+        """Every run of this training so far, this one last."""
+        return [*self.runs, dict(self._run)] if self._run["iterations"] else list(self.runs)
+
+    def resume_state(self) -> dict[str, Any]:
+        lg = self.logger
+        task = getattr(self.hooks, "state_dict", None)
+        return {
+            "torch_rng": torch.get_rng_state(),
+            "learning_rate": self.alg.learning_rate,
+            "logger": {
+                "rewbuffer": list(lg.rewbuffer),
+                "lenbuffer": list(lg.lenbuffer),
+                "cur_reward_sum": lg.cur_reward_sum.clone(),
+                "cur_episode_length": lg.cur_episode_length.clone(),
+                "tot_timesteps": lg.tot_timesteps,
+                "tot_time": lg.tot_time,
+            },
+            "rows": len(self.rows),
+            "runs": self.all_runs(),
+            "task": task() if task is not None else None,
+        }
+
+    def resume(self, path: Path | str) -> None:
+        """Continue from a checkpoint this runner's :meth:`save` wrote: models, optimizer and iteration
+        (rsl_rl's), then the random stream, learning rate, logger, rows (``curve.jsonl`` cut to the
+        checkpoint's iteration: rows a killed run wrote after its last save are dropped) and the task."""
+        infos = self.load(str(path))
+        if not infos or "torch_rng" not in infos:
+            raise ValueError(f"{path} has no resume state (an rsl_rl checkpoint from elsewhere): it cannot be resumed")
+        torch.set_rng_state(infos["torch_rng"])
+        self.alg.learning_rate = infos["learning_rate"]
+        lg, saved = self.logger, infos["logger"]
+        lg.rewbuffer = deque(saved["rewbuffer"], maxlen=lg.rewbuffer.maxlen)
+        lg.lenbuffer = deque(saved["lenbuffer"], maxlen=lg.lenbuffer.maxlen)
+        lg.cur_reward_sum[:] = saved["cur_reward_sum"]
+        lg.cur_episode_length[:] = saved["cur_episode_length"]
+        lg.tot_timesteps, lg.tot_time = saved["tot_timesteps"], saved["tot_time"]
+        curve = self.out / CURVE
+        lines = curve.read_text().splitlines() if curve.exists() else []
+        if len(lines) < infos["rows"]:
+            raise ValueError(f"{curve} has {len(lines)} rows, the checkpoint {infos['rows']}: not this run's curve")
+        self.rows = [json.loads(line) for line in lines[: infos["rows"]]]
+        curve.write_text("".join(line + "\n" for line in lines[: infos["rows"]]))
+        self.runs = list(infos["runs"])
+        self._run["first_iteration"] = len(self.rows)
+        task = getattr(self.hooks, "load_state_dict", None)
+        if infos["task"] is not None:
+            if task is None:
+                raise ValueError(f"{path} holds a task state, but this task cannot load one")
+            task(infos["task"])
+        refresh = getattr(self.env, "refresh", None)
+        if refresh is not None:
+            refresh()  # the observation of the restored state
 
     def _action_std(self) -> torch.Tensor:
         policy = self.alg.get_policy()
@@ -205,6 +289,9 @@ class Runner(OnPolicyRunner):
                 if self.hooks is not None:
                     row = self.hooks.after_iteration(self, k, row)
                 self.rows.append(row)
+                self._run["iterations"] += 1
+                self._run["env_steps"] += samples
+                self._run["wall_s"] += row["wall_s"]
                 progress.update(row)
                 if (k + 1) % self.cfg["save_interval"] == 0:
                     self.save(str(self.out / LATEST))

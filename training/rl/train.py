@@ -4,7 +4,8 @@ The config (``training/configs/<name>.yaml``, read through ``training.configs.sc
 task (``task:``); :data:`TASKS` maps a task to the class that builds its environment, its rsl_rl
 train config and its hooks. Writes ``OUT/curve.jsonl`` as it goes (and ``OUT/model_latest.pt``),
 then ``OUT/<task>.json`` (config, seed, every iteration's row, what the task reports) and
-``OUT/curves.png``.
+``OUT/curves.png``. ``OUT/run.json`` records the config and overrides, so :func:`resume` continues the
+run in ``OUT`` exactly from its ``model_latest.pt`` with a new budget.
 """
 
 from __future__ import annotations
@@ -15,11 +16,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from training.configs.schema import TrainConfig, load_train_config
+import torch
+
+from training.configs.schema import ConfigError, TrainConfig, load_train_config
 from training.export.models import parameter_count
 from training.rl.env import NumpyVecEnv
-from training.rl.runner import Budget, Runner
+from training.rl.runner import LATEST, Budget, Runner
 from training.student_walk.bundle import plot_curves
+
+RUN_FILE = "run.json"
+# What a resumed run may change: its budget. Anything else would make it another run.
+RESUME_KEYS = ("run.minutes", "run.max_iterations")
 
 TASKS = {
     "php_teacher": "training.php_teacher.task:TeacherTask",
@@ -27,6 +34,7 @@ TASKS = {
     "student_walk": "training.student_walk.task:WalkTask",
     "student_step": "training.student_step.task:StepTask",
     "h1_walk": "training.h1_walk.task:H1WalkTask",
+    "climb_teacher": "training.climb_teacher.task:ClimbTask",
     "hil_teacher": "training.methods.hil.task:HILTeacherTask",
     "hpl_oracle": "training.methods.hpl.task:HPLOracleTask",
     "hpl_student": "training.methods.hpl.student:HPLStudentTask",
@@ -121,6 +129,14 @@ PANELS: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
             ],
         ),
     ],
+    "climb_teacher": [
+        ("episode return", [("episode_return", "finished episodes")]),
+        ("curriculum", [("mean_level", "mean level (0: 5 cm)"), ("course_success", "courses passed")]),
+        (
+            "pace and falls",
+            [("flat_speed_ratio", "flat-ground speed / command"), ("falls_per_1000_steps", "falls / 1000 steps")],
+        ),
+    ],
     "student_step": [
         ("losses", [("dagger", "L_D (MSE to the teacher)"), ("value", "value loss")]),
         (
@@ -146,19 +162,30 @@ def train(
     overrides: dict[str, Any] | None = None,
     num_envs: int | None = None,
     task_inputs: dict[str, Any] | None = None,
+    resume_from: Path | None = None,
 ) -> dict[str, Any]:
     """Train ``config`` (a name under training/configs/ or a YAML path) into ``out``; returns ``<task>.json``.
 
-    ``task_inputs``: what a caller hands the task beyond its config (a pipeline's references)."""
+    ``task_inputs``: what a caller hands the task beyond its config (a pipeline's references).
+    ``resume_from``: a checkpoint of this run in ``out`` to continue from (see :func:`resume`)."""
     cfg: TrainConfig = load_train_config(config, overrides)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if resume_from is None:
+        record = {"config": str(config), "overrides": overrides or {}, "num_envs": num_envs}
+        (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n")
     task = task_class(cfg.task)(cfg, num_envs, **(task_inputs or {}))
     env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
     size = Path(str(config)).stem
+    torch.manual_seed(cfg.run.seed)  # the models' initial weights: a run's, whatever ran before it in the process
     try:
-        runner = Runner(env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures)
+        runner = Runner(
+            env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures,
+            keep_curve=resume_from is not None,
+        )  # fmt: skip
         task.initialize(runner)
+        if resume_from is not None:
+            runner.resume(resume_from)
         budget = Budget(minutes=cfg.run.minutes) if cfg.run.minutes else Budget(iterations=cfg.run.max_iterations)
         rows = runner.train(budget, name=cfg.task)
         report = task.finish(runner, out, size)  # before the env closes: a task may ask its workers
@@ -174,9 +201,26 @@ def train(
         "num_envs": task.num_envs,
         "parameters": parameter_count(model),
         "wall_s": round(sum(r["wall_s"] for r in rows), 1),
+        "runs": runner.all_runs(),
         "iterations": rows,
         **report,
     }
     (out / f"{cfg.task}.json").write_text(json.dumps(result, indent=1))
     plot_curves(rows, PANELS[cfg.task], out / "curves.png")
     return result
+
+
+def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Continue the run in ``run_dir`` from its ``model_latest.pt``, exactly: the same config, overrides and
+    environments (``run.json``), a new budget (``overrides`` may set only :data:`RESUME_KEYS`)."""
+    run_dir = Path(run_dir)
+    record_file, checkpoint = run_dir / RUN_FILE, run_dir / LATEST
+    if not record_file.exists() or not checkpoint.exists():
+        missing = record_file if not record_file.exists() else checkpoint
+        raise ConfigError(f"--resume {run_dir}: no {missing.name} there; give the folder of a `parkour train run`")
+    other = sorted(set(overrides or {}) - set(RESUME_KEYS))
+    if other:
+        raise ConfigError(f"--resume sets only {', '.join(RESUME_KEYS)} (the budget); not {', '.join(other)}")
+    record = json.loads(record_file.read_text())
+    merged = {**record["overrides"], **(overrides or {})}
+    return train(record["config"], run_dir, merged, record["num_envs"], resume_from=checkpoint)

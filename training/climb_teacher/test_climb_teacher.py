@@ -1,0 +1,87 @@
+"""The climbing teacher: its env starts as the walking policy, its curriculum moves by success, and a run
+resumed from its checkpoint equals one that never stopped."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from training.climb_teacher.env import ClimbConfig, ClimbEnv
+from training.configs.schema import ConfigError
+from training.rl.runner import LATEST, TIMING_KEYS
+from training.rl.train import resume, train
+
+TINY = "climb_teacher_tiny"
+
+
+def test_zero_residual_is_the_walking_policy() -> None:
+    """With r = 0 the motors get the walking policy's action on its own observation."""
+    env = ClimbEnv(ClimbConfig(num_envs=2, flat_fraction=1.0))
+    try:
+        env.observe()
+        walker = env.walker_action.copy()
+        env.step(np.zeros((2, env.num_actions)))
+        np.testing.assert_array_equal(env.last_action, walker)
+    finally:
+        env.close()
+
+
+def test_levels_move_by_success() -> None:
+    env = ClimbEnv(ClimbConfig(num_envs=4, flat_fraction=0.0, start_level=2))
+    try:
+        ids = np.arange(4)
+        top = len(env.cfg.levels) - 1
+        env.level[:] = [2, 2, 2, top]
+        env.update_levels(ids, np.array([True, False, False, False]), np.array([False, True, False, False]),
+                          np.array([2, 0, 2, 1]))  # fmt: skip
+        # passed every box: up; fell: down; neither, but passed both: stays; at the top, passed one of two: stays
+        assert env.level.tolist() == [3, 1, 2, top]
+    finally:
+        env.close()
+
+
+def test_next_box_is_the_first_not_passed() -> None:
+    env = ClimbEnv(ClimbConfig(num_envs=1, flat_fraction=0.0))
+    try:
+        center, half = env.box_center[0], env.box_half[0]
+        root = np.array([[center[0, 0] + half[0, 0] + 0.1, 0.0, 0.8]])  # just past the first box
+        out = env.next_box(root, np.zeros(1))
+        assert out[0, 4] == pytest.approx(2 * half[1, 2])  # the second box's height
+        assert out[0, 5] == 1.0  # one box left
+    finally:
+        env.close()
+
+
+def _comparable(rows: list[dict]) -> str:
+    """The rows without their timings, as JSON (so NaN equals NaN)."""
+    return json.dumps([{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows], sort_keys=True)
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path) -> None:
+    """2 iterations + a resume of 2 = 4 iterations: weights, optimizer and every row (timings aside)."""
+    whole = train(TINY, tmp_path / "whole", {"run.max_iterations": 4})
+    split = tmp_path / "split"
+    train(TINY, split, {"run.max_iterations": 2})
+    resumed = resume(split, {"run.max_iterations": 2})
+    assert _comparable(resumed["iterations"]) == _comparable(whole["iterations"])
+    a = torch.load(tmp_path / "whole" / LATEST, weights_only=False)
+    b = torch.load(split / LATEST, weights_only=False)
+    for key in ("actor_state_dict", "critic_state_dict"):
+        for name, value in a[key].items():
+            torch.testing.assert_close(b[key][name], value, rtol=0, atol=0, msg=f"{key}.{name}")
+    assert a["iter"] == b["iter"] == 3
+    assert [r["iterations"] for r in resumed["runs"]] == [2, 2]
+    assert sum(r["env_steps"] for r in resumed["runs"]) == sum(r["env_steps"] for r in whole["runs"])
+    lines = (split / "curve.jsonl").read_text().splitlines()
+    assert [json.loads(x)["iteration"] for x in lines] == [0, 1, 2, 3]
+
+
+def test_resume_refuses_other_settings(tmp_path) -> None:
+    with pytest.raises(ConfigError, match=r"no run\.json"):
+        resume(tmp_path)
+    train(TINY, tmp_path, {"run.max_iterations": 2})
+    with pytest.raises(ConfigError, match=r"sets only run\.minutes, run\.max_iterations"):
+        resume(tmp_path, {"ppo.learning_rate": 1e-3})
