@@ -1,7 +1,12 @@
 """Run the protocol's grid (speed x height, N instances x M trials each) over worker processes.
 
 Each trial's layout and noise come from ``trial_seed(seed, cell, instance, trial)``: the result does
-not depend on how many processes ran it or in which order.
+not depend on how many processes ran it or in which order. Several bundles run the same jobs on one
+pool (each worker loads a bundle on its first trial of it), so a comparison sees the same trials
+under the same commit and processes. Each trial records its noise seed (``noise_seed``), so that can be checked.
+
+A cell's headline is ``success_rate_student_alone``: the supervisor's fallback gait (BLIND) is
+another policy, and a success it finished is not the student's.
 """
 
 from __future__ import annotations
@@ -33,22 +38,31 @@ class Job:
 _worker: dict[str, Any] = {}
 
 
-def _init(bundle: str, cfg: StackConfig, depth_ablation: bool) -> None:
+def _init(cfg: StackConfig, depth_ablation: bool) -> None:
     # One BLAS/ORT thread per worker: the workers are the parallelism.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _worker.update(cfg=cfg, depth_ablation=depth_ablation, runners={})
+
+
+def _runner(bundle: str) -> Any:
+    """The worker's trial runner for ``bundle``, loaded on its first trial (a worker serves every bundle)."""
     from training.eval.episode import TrialRunner
 
-    _worker["runner"] = TrialRunner(bundle, cfg, depth_ablation)
+    runners = _worker["runners"]
+    if bundle not in runners:
+        runners[bundle] = TrialRunner(bundle, _worker["cfg"], _worker["depth_ablation"])
+    return runners[bundle]
 
 
-def _run(args: tuple[Protocol, int, Job]) -> dict[str, Any]:
-    p, seed, job = args
+def _run(args: tuple[str, Protocol, int, Job]) -> dict[str, Any]:
+    bundle, p, seed, job = args
     instance_rng = np.random.default_rng(trial_seed(seed, job.cell, job.instance, 0))
     instance = sample_instance(
         p, job.speed_mps, job.height_m, instance_rng, obstacles=job.obstacles,
         heights=p.heights_m if job.obstacles > 1 else None,
     )  # fmt: skip
-    result = _worker["runner"].run(p, instance, trial_seed(seed, job.cell, job.instance, job.trial + 1))
+    noise_seed = trial_seed(seed, job.cell, job.instance, job.trial + 1)
+    result = _runner(bundle).run(p, instance, noise_seed)
     return {
         "cell": job.cell,
         "speed_mps": job.speed_mps,
@@ -56,6 +70,7 @@ def _run(args: tuple[Protocol, int, Job]) -> dict[str, Any]:
         "instance": job.instance,
         "trial": job.trial,
         "obstacles": job.obstacles,
+        "noise_seed": noise_seed,
         "start_m": round(instance.start_m, 3),
         "yaw_deg": [round(float(np.rad2deg(b.yaw_rad)), 2) for b in instance.boxes],
         **result.to_dict(),
@@ -92,25 +107,46 @@ def run_jobs(
     progress: RunProgress | None = None,
 ) -> list[dict]:
     """Every job's trial, in the jobs' order; ``progress`` counts them and shows the success so far."""
-    if not jobs:
-        return []
-    args = [(p, seed, job) for job in jobs]
-    trials: list[dict] = []
+    return run_bundles_jobs([bundle], cfg, p, jobs, seed, workers, depth_ablation, progress)[bundle]
 
-    def done(trial: dict) -> None:
-        trials.append(trial)
+
+def run_bundles_jobs(
+    bundles: list[str],
+    cfg: StackConfig,
+    p: Protocol,
+    jobs: list[Job],
+    seed: int,
+    workers: int,
+    depth_ablation: bool = False,
+    progress: RunProgress | None = None,
+) -> dict[str, list[dict]]:
+    """Every job's trial for each bundle, in the jobs' order: the same trials (seeds, layouts, noise)
+    for every bundle, on one pool of workers that each serve every bundle. ``progress`` counts the
+    trials and shows the success so far, driving alone first."""
+    trials: dict[str, list[dict]] = {b: [] for b in bundles}
+    if not jobs:
+        return trials
+    # Bundle-minor order: the bundles advance together, so the progress compares like with like.
+    args = [(b, p, seed, job) for job in jobs for b in bundles]
+    done_trials: list[dict] = []
+
+    def done(bundle: str, trial: dict) -> None:
+        trials[bundle].append(trial)
+        done_trials.append(trial)
         if progress is not None:
-            progress.update({"success": sum(t["outcome"] == "success" for t in trials) / len(trials)})
+            n = len(done_trials)
+            alone = sum(t["outcome"] == "success" and t["blind_s"] == 0 for t in done_trials)
+            progress.update({"alone": alone / n, "success": sum(t["outcome"] == "success" for t in done_trials) / n})
 
     if workers <= 1:
-        _init(bundle, cfg, depth_ablation)
+        _init(cfg, depth_ablation)
         for a in args:
-            done(_run(a))
+            done(a[0], _run(a))
         return trials
     # spawn, not fork: onnxruntime and MuJoCo's renderer do not survive a fork of a process using them.
-    with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(bundle, cfg, depth_ablation)) as pool:
-        for trial in pool.imap(_run, args, chunksize=1):
-            done(trial)
+    with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(cfg, depth_ablation)) as pool:
+        for a, trial in zip(args, pool.imap(_run, args, chunksize=1), strict=True):
+            done(a[0], trial)
     return trials
 
 
@@ -127,16 +163,18 @@ def summarise_cells(p: Protocol, trials: list[dict], only_heights: tuple[float, 
             # not the student's alone, so success is also given counting only the student's own trials.
             alone = [t for t in rows if t["blind_s"] == 0]
             successes_alone = sum(t["outcome"] == "success" for t in alone)
+            # The headline first: success driving alone; then what BLIND finished (success_rate is their sum).
             cells.append({
                 "speed_mps": speed,
                 "height_m": height,
                 "trials": n,
+                "success_rate_student_alone": successes_alone / n if n else None,
+                "success_rate_blind_finished": (successes - successes_alone) / n if n else None,
+                "blind_trials": n - len(alone),
                 "success_rate": successes / n if n else None,
                 "student_alone_trials": len(alone),
-                "blind_trials": n - len(alone),
                 "successes_student_alone": successes_alone,
                 "successes_with_blind": successes - successes_alone,
-                "success_rate_student_alone": successes_alone / n if n else None,
                 "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
                 "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
             })  # fmt: skip

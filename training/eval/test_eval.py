@@ -1,8 +1,9 @@
-"""The evaluation protocol's pure parts, one trial through the runtime code, and the command line."""
+"""The evaluation protocol's pure parts, one trial through the runtime code, the reports, and the command line."""
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,18 @@ import pytest
 from parkour_core.config import load_config
 from parkour_core.paths import config_dir
 from training.eval.evaluate import Job, grid_jobs, summarise_cells
-from training.eval.protocol import Box, Instance, Protocol, cleared, sample_instance, trial_seed, verdict
+from training.eval.protocol import (
+    SEED_SETS,
+    Box,
+    Instance,
+    Protocol,
+    cleared,
+    sample_instance,
+    seed_root,
+    trial_seed,
+    verdict,
+)
+from training.eval.report import compare_markdown, markdown_table
 
 P = Protocol()
 
@@ -67,6 +79,59 @@ def test_trial_seeds_do_not_depend_on_the_order_trials_run_in():
     assert trial_seed(0, 1, 2, 1) == trial_seed(0, 1, 2, 1) != trial_seed(1, 1, 2, 1)
 
 
+def test_the_seed_sets_differ_and_a_root_given_by_hand_is_custom():
+    """validation (the root every committed eval ran on) chooses; test, a root no committed eval used, reports."""
+    assert SEED_SETS["validation"] == 0 and SEED_SETS["test"] != SEED_SETS["validation"]
+    assert seed_root(None, None) == ("validation", 0)
+    assert seed_root("test", None) == ("test", SEED_SETS["test"])
+    assert seed_root(None, 5) == ("custom", 5) and seed_root(None, 0) == ("custom", 0)
+    with pytest.raises(ValueError, match="not both"):
+        seed_root("test", 5)
+    # Different roots, different trials (cell, instance and trial alike).
+    trials = [(c, i, t) for c in range(3) for i in range(3) for t in range(3)]
+    validation = {trial_seed(SEED_SETS["validation"], *k) for k in trials}
+    assert not validation & {trial_seed(SEED_SETS["test"], *k) for k in trials}
+    baseline = Path(__file__).parent / "baseline"
+    roots = {json.loads(path.read_text())["seed"] for path in baseline.rglob("eval.json")}
+    assert roots == {SEED_SETS["validation"]}  # the test set was never used to choose
+
+
+def cell(alone, blind_finished, blind_trials, failures=(1, 0, 0), n=4):
+    return {"speed_mps": 1.0, "height_m": 0.1, "trials": n, "success_rate_student_alone": alone,
+            "success_rate_blind_finished": blind_finished, "blind_trials": blind_trials,
+            "success_rate": alone + blind_finished, "successes_student_alone": round(alone * n),
+            "successes_with_blind": round(blind_finished * n),
+            "failure_modes": dict(zip(("falls", "stops_at_box", "times_out"), failures, strict=True))}  # fmt: skip
+
+
+def test_the_table_leads_with_the_student_alone_and_names_the_seed_set():
+    result = {"bundle": "b", "trials_per_cell": 4, "seed_set": "test", "seed": SEED_SETS["test"],
+              "cells": [cell(0.25, 0.5, 3)]}  # fmt: skip
+    table = markdown_table(result)
+    assert "| 1 m/s | **25 %** +50 % BLIND-finished (BLIND in 3); 1 / 0 / 0 |" in table
+    assert "75 %" not in table  # the success with BLIND's help is never the headline
+    assert "Seed set `test`" in table and "must not be used to choose" in table
+    assert "Seed set `validation`" in markdown_table({**result, "seed_set": "validation", "seed": 0})
+    assert "`custom`" in markdown_table({**result, "seed_set": "custom", "seed": 3})
+    # An eval.json from before success_rate_blind_finished: the difference of the two rates.
+    old = {k: v for k, v in cell(0.25, 0.5, 3).items() if k != "success_rate_blind_finished"}
+    assert "**25 %** +50 % BLIND-finished" in markdown_table({**result, "cells": [old]})
+
+
+def test_the_comparison_table_has_a_row_per_bundle_per_cell_headline_first():
+    compare = {"bundles": [{"label": "a", "bundle_path": "models/a", "bundle_manifest_sha256": "ab" * 32}],
+               "trials_per_cell": 4, "git_commit": "c0ffee", "command": "parkour eval --bundles a",
+               "seed_set": "validation", "seed": 0,
+               "rows": [{**cell(0.5, 0.25, 1), "label": "a", "bundle": "a"}]}  # fmt: skip
+    table = compare_markdown(compare)
+    lines = table.splitlines()
+    header = next(line for line in lines if line.startswith("| speed"))
+    row = next(line for line in lines if line.startswith("| 1 m/s"))
+    assert header.split("|")[4].strip() == "alone (headline)" and header.split("|")[5].strip() == "+ BLIND-finished"
+    assert row == "| 1 m/s | 10 cm | `a` | **50 %** | +25 % | 1 | 1 | 0 | 0 | 4 |"
+    assert "ab" * 32 in table and "parkour eval --bundles a" in table and "c0ffee" in table
+
+
 def test_the_grid_and_its_summary():
     p = Protocol(speeds_mps=(1.0,), heights_m=(0.36, 0.58), instances=2, trials=3)
     jobs = grid_jobs(p)
@@ -99,6 +164,8 @@ def test_a_success_the_fallback_gait_helped_with_is_not_the_student_s_alone():
     assert cell["success_rate"] == 0.5 and cell["success_rate_student_alone"] == 0.25
     assert (cell["student_alone_trials"], cell["blind_trials"]) == (2, 2)
     assert (cell["successes_student_alone"], cell["successes_with_blind"]) == (1, 1)
+    assert cell["success_rate_blind_finished"] == 0.25
+    assert next(k for k in cell if k.startswith("success")) == "success_rate_student_alone"  # the headline first
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +227,9 @@ def test_cli_writes_eval_json_table_and_heatmap_and_never_overwrites(tmp_path):
     assert [(c["speed_mps"], c["height_m"], c["trials"]) for c in result["cells"]] == [(0.5, 0.02, 1), (0.5, 0.36, 1)]
     assert set(result["cells"][0]["failure_modes"]) == {"falls", "stops_at_box", "times_out"}
     assert result["cells"][0]["success_rate"] == 1.0 and result["cells"][1]["success_rate"] == 0.0
-    assert "| 0.5 m/s |" in (out / "eval.md").read_text()
+    assert (result["seed_set"], result["seed"]) == ("validation", 0)
+    table = (out / "eval.md").read_text()
+    assert "| 0.5 m/s | **" in table and "Seed set `validation` (root 0)" in table
     assert (out / "eval_heatmap.png").stat().st_size > 1000
     again = run_cli("--quick", "--out", str(out))
     assert again.returncode == 1 and "never overwrites" in again.stderr
@@ -181,6 +250,59 @@ def test_cli_refuses_bad_input_with_one_line(args, message, tmp_path):
     proc = run_cli(*args, "--out", str(tmp_path / "eval"))
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "eval").exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+SMALLEST = ("--quick", "--speeds", "0.5", "--heights", "0.05", "--workers", "1")  # if a refusal is missed: 2 trials
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seed", "3", "--seed-set", "test"], "give --seed-set or --seed, not both"),
+        (["--bundle", "g1_walk", "--bundles", "g1_walk", "student_walk"], "give --bundle B or --bundles A B ..."),
+        (["--bundles", "g1_walk", "models/g1_walk"], "more than once"),
+    ],
+)  # fmt: skip
+def test_cli_refuses_conflicting_choices_with_one_line(args, message, tmp_path):
+    args = [str(REPO / a) if a.startswith("models/") else a for a in args]
+    proc = run_cli(*SMALLEST, *args, "--out", str(tmp_path / "eval"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and message in lines[0], proc.stdout + proc.stderr
+    assert not (tmp_path / "eval").exists()
+
+
+def test_cli_compares_bundles_on_the_same_trials_in_one_command(tmp_path):
+    """--bundles: each bundle's usual outputs, and one comparison, from the same seed set and trial seeds."""
+    from parkour_core.hashing import sha256_file
+
+    out = tmp_path / "cmp"
+    proc = run_cli("--quick", "--speeds", "0.5", "--heights", "0.05", "--workers", "2", "--seed-set", "test",
+                   "--bundles", "g1_walk", "student_walk", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    compare = json.loads((out / "compare.json").read_text())
+    labels = ["g1_walk", "student_walk"]
+    assert [b["label"] for b in compare["bundles"]] == labels
+    assert [(r["label"], r["speed_mps"], r["height_m"], r["trials"]) for r in compare["rows"]] == [
+        ("g1_walk", 0.5, 0.05, 2), ("student_walk", 0.5, 0.05, 2)]  # fmt: skip
+    assert next(k for k in compare["rows"][0] if k.startswith("success")) == "success_rate_student_alone"
+    assert (compare["seed_set"], compare["seed"]) == ("test", SEED_SETS["test"])
+    assert {(b["seed_set"], b["seed"]) for b in compare["bundles"]} == {("test", SEED_SETS["test"])}
+    assert len({b["trial_seeds_sha256"] for b in compare["bundles"]}) == 1
+    trials = {}
+    for b in compare["bundles"]:
+        result = json.loads((out / b["eval"]).read_text())
+        assert (result["seed_set"], result["seed"], result["git_commit"]) == ("test", SEED_SETS["test"],
+                                                                              compare["git_commit"])  # fmt: skip
+        manifest = sha256_file(REPO / "models" / b["label"] / "manifest.json")
+        assert b["bundle_manifest_sha256"] == result["bundle_manifest_sha256"] == manifest
+        assert (out / b["label"] / "eval.md").exists() and (out / b["label"] / "eval_heatmap.png").exists()
+        rows = json.loads((out / b["label"] / "trials.json").read_text())["trials"]
+        trials[b["label"]] = [(t["cell"], t["instance"], t["trial"], t["noise_seed"], t["start_m"]) for t in rows]
+    assert trials["g1_walk"] == trials["student_walk"] and len(trials["g1_walk"]) == 2
+    assert all(seed == trial_seed(SEED_SETS["test"], c, i, t + 1) for c, i, t, seed, _ in trials["g1_walk"])
+    table = (out / "compare.md").read_text()
+    assert "must not be used to choose" in table and "| 0.5 m/s | 5 cm | `student_walk` | **" in table
 
 
 def test_job_is_hashable_and_ordered_by_cell():
