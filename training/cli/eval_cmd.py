@@ -65,6 +65,11 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         help="several bundle names or folders, run over the same trials in one command; each bundle's outputs "
         "go to DIR/<its folder name>/, the comparison to DIR/compare.json and DIR/compare.md",
     )  # fmt: skip
+    p.add_argument(
+        "--teacher", type=Path, default=None, metavar="TEACHER_PT",
+        help="also run a trained climbing teacher (a climb_teacher run's teacher.pt) on the same trials, privileged "
+        "(it is told the boxes), as its own row beside the bundles",
+    )  # fmt: skip
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/g1_sim.yaml)")
     p.add_argument(
         "--out",
@@ -146,17 +151,21 @@ def unique_labels(names: list[str]) -> list[str]:
 BUNDLE_KEYS = ("bundle", "bundle_path", "bundle_manifest_sha256", "robot")
 
 
-def bundle_record(loaded: Any) -> dict[str, Any]:
-    """What identifies the bundle an eval ran: its name, folder, robot and manifest SHA-256."""
+def bundle_record(loaded: Any, teacher: Path | None = None) -> dict[str, Any]:
+    """What identifies the bundle an eval ran: its name, folder, robot and manifest SHA-256; for the privileged
+    teacher, its file and SHA-256 too (``loaded`` is then the walking policy's bundle it acts under)."""
     from parkour_core.bundle import MANIFEST
     from parkour_core.hashing import sha256_file
 
-    return {
-        "bundle": loaded.manifest.name,
+    record = {
+        "bundle": loaded.manifest.name if teacher is None else "climb_teacher (privileged)",
         "bundle_path": str(loaded.path),
         "bundle_manifest_sha256": sha256_file(loaded.path / MANIFEST),
         "robot": loaded.manifest.robot,
     }
+    if teacher is not None:
+        record |= {"teacher": str(teacher), "teacher_sha256": sha256_file(teacher)}
+    return record
 
 
 def trial_seeds_sha256(trials: list[dict]) -> str:
@@ -197,14 +206,30 @@ def run(args: argparse.Namespace) -> int:
     seed_set, seed = seed_root(args.seed_set, args.seed)
     if args.bundle is not None and args.bundles is not None:
         raise ValueError("give --bundle B or --bundles A B ..., not both")
-    comparing = args.bundles is not None
+    teacher = args.teacher.resolve() if args.teacher is not None else None
+    if teacher is not None and not teacher.is_file():
+        raise ValueError(f"--teacher {args.teacher}: no such file (a climb_teacher run's teacher.pt)")
+    if teacher is not None and (args.depth_ablation or args.graph):
+        raise ValueError("--teacher runs in process only, privileged and without depth: not with --depth-ablation "
+                         "or --graph")  # fmt: skip
+    comparing = args.bundles is not None or teacher is not None
     config_path = args.config or config_dir() / "g1_sim.yaml"
     cfg = load_config(config_path, {"bridge.robot_model": args.robot_model} if args.robot_model is not None else None)
-    names = list(args.bundles) if comparing else [args.bundle or cfg.policy.bundle]
+    names = list(args.bundles) if args.bundles is not None else [args.bundle or cfg.policy.bundle]
     if not names[0]:
         raise ValueError(f"{config_path} names no policy bundle; pass --bundle B")
     loaded = [load_bundle(resolve_bundle(b)) for b in names]  # a bad bundle fails here, before any worker starts
     paths = [b.path.resolve() for b in loaded]
+    teachers: list[Path | None] = [None] * len(names)
+    if teacher is not None:
+        from training.climb_teacher.policy import ClimbTeacherPolicy
+        from training.eval.episode import TEACHER_PREFIX
+
+        policy = ClimbTeacherPolicy(teacher)  # a bad file fails here too
+        names.append(TEACHER_PREFIX + str(teacher))
+        loaded.append(policy.bundle)
+        paths.append(teacher.parent / "climb_teacher")  # its label
+        teachers.append(teacher)
     twice = sorted({names[i] for i, path in enumerate(paths) if paths.count(path) > 1})
     if twice:
         raise ValueError(f"--bundles names one bundle more than once ({', '.join(twice)})")
@@ -241,11 +266,11 @@ def run(args: argparse.Namespace) -> int:
         by_bundle = run_bundles_jobs(names, cfg, p, jobs, seed, workers, args.depth_ablation, progress)
     wall = time.perf_counter() - started
     results: dict[str, dict[str, Any]] = {}
-    for bundle, b, label in zip(names, loaded, labels, strict=True):
+    for bundle, b, label, teacher_file in zip(names, loaded, labels, teachers, strict=True):
         trials = by_bundle[bundle]
         result = {
             **record,
-            **bundle_record(b),
+            **bundle_record(b, teacher_file),
             "config": str(config_path),
             "robot_model": cfg.bridge.robot_model or "default",
             "depth_ablation": args.depth_ablation,
@@ -302,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "label": label,
                     **{k: results[label][k] for k in (*BUNDLE_KEYS, "seed_set", "seed")},
+                    **{k: results[label][k] for k in ("teacher", "teacher_sha256") if k in results[label]},
                     "eval": f"{label}/eval.json",
                     "trial_seeds_sha256": trial_seeds_sha256(by_bundle[bundle]),
                 }

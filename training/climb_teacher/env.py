@@ -66,6 +66,64 @@ RESIDUAL_JOINTS = {"legs": tuple(range(12)), "lower_body": tuple(range(15)), "al
 FAR_M = 5.0  # the next box's distance is clipped here (and reads this when none is left)
 
 
+def along_box(xy: F, box_center: F, box_yaw: F) -> F:
+    """(N, B) how far points (N, 2) lie past each box's centre along its axis."""
+    axis = np.stack([np.cos(box_yaw), np.sin(box_yaw)], axis=-1)
+    return np.einsum("nbk,nbk->nb", xy[:, None, :] - box_center[..., :2], axis)
+
+
+def next_box(root_pos: F, yaw: F, box_center: F, box_half: F, box_yaw: F, num_boxes: Ints) -> F:
+    """(N, NEXT_BOX_DIMS) the first box whose far face the base has not passed, in the heading frame: distance
+    to its near face (clipped to [-1, FAR_M]), lateral offset, cos/sin of its yaw to the heading, height, boxes
+    left counting it. None left: ``FAR_M`` away, flat."""
+    n, slots = box_yaw.shape
+    along = along_box(root_pos[:, :2], box_center, box_yaw)
+    ahead = (along < box_half[..., 0]) & (np.arange(slots) < num_boxes[:, None])
+    has = ahead.any(axis=1)
+    k = np.argmax(ahead, axis=1)
+    rows = np.arange(n)
+    center, half, b_yaw = box_center[rows, k], box_half[rows, k], box_yaw[rows, k]
+    rel = center[:, :2] - root_pos[:, :2]
+    c, s = np.cos(yaw), np.sin(yaw)
+    near = np.clip(-along[rows, k] - half[:, 0], -1.0, FAR_M)
+    lateral = -s * rel[:, 0] + c * rel[:, 1]
+    out = np.stack([near, lateral, np.cos(b_yaw - yaw), np.sin(b_yaw - yaw), 2.0 * half[:, 2],
+                    (num_boxes - k).astype(np.float64)], axis=-1)  # fmt: skip
+    return np.where(has[:, None], out, [FAR_M, 0.0, 1.0, 0.0, 0.0, 0.0])
+
+
+def walker_command(command: F, yaw: F, heading_gain: float) -> F:
+    """(N, 3) the walking policy's command: the course's speed in its range, steering to the course's heading."""
+    out = np.array(command, dtype=np.float64)
+    out[:, 0] = np.clip(out[:, 0], *WALKER_VX)
+    out[:, 2] = np.clip(-heading_gain * quat.wrap(yaw), -WALKER_YAW_RATE, WALKER_YAW_RATE)
+    return out
+
+
+_GRID = scan_grid()
+
+
+def teacher_observation(
+    walker: WalkTeacher, q: F, dq: F, root_pos: F, root_quat: F, gyro: F, command: F, last_action: F, phase: F,
+    boxes: tuple[F, F, F, Ints], heading_gain: float,
+) -> tuple[NDArray[np.float32], F]:  # fmt: skip
+    """The actor's observation (N, D) and the walking policy's action (N, J), from the robot's state, the
+    course's command along +x, the action last sent, the gait phase and the boxes (centres, half sizes,
+    yaws, count): what the training env and the evaluation's privileged teacher both compute."""
+    box_center, box_half, box_yaw, num_boxes = boxes
+    yaw = quat.yaw(root_quat)
+    walker_obs = walker.observe(q, dq, root_quat, gyro, walker_command(command, yaw, heading_gain), last_action, phase)
+    out = walker.session.run([walker.action_name], {walker.obs_name: walker_obs})[0]
+    clip = float(walker.manifest.action_clip)
+    walker_action = np.clip(out.astype(np.float64), -clip, clip)
+    points = scan_points_world(root_pos, root_quat, _GRID)
+    scan = root_pos[:, 2:3] - terrain_height(box_center, box_half, box_yaw, points)
+    heading = np.stack([np.cos(yaw), np.sin(yaw)], axis=-1)
+    nxt = next_box(root_pos, yaw, box_center, box_half, box_yaw, num_boxes)
+    obs = np.concatenate([walker_obs, walker_action, command[:, :1], heading, scan, nxt], axis=-1)
+    return obs.astype(np.float32), walker_action
+
+
 @dataclass(frozen=True)
 class ClimbConfig:
     num_envs: int = 64
@@ -125,7 +183,6 @@ class ClimbEnv:
         self.rng = np.random.default_rng([cfg.seed, 37])
         self.pushes = Pushes(cfg.randomization, n, self.rng)
         self.physics = draw_physics(cfg.randomization, n, self.rng)
-        self.grid = scan_grid()
         self.gait = GaitClock(float(self.walker.manifest.gait_period_s), self.dt_s, batch=n)
         b = cfg.boxes
         self.box_center = np.zeros((n, b, 3))
@@ -144,6 +201,7 @@ class ClimbEnv:
         self.walker_action = np.zeros((n, self.robot.num_joints))
         self.target_excess = np.zeros((n, self.robot.num_joints))
         self.reset(np.arange(n))
+        self.gait.advance(self.command)  # the runtime's first tick advances the clock before it observes
 
     def close(self) -> None:
         self.sim.close()
@@ -217,9 +275,7 @@ class ClimbEnv:
     # -- reading -----------------------------------------------------------------------------
 
     def along_box(self, xy: F) -> F:
-        """(N, B) how far points (N, 2) lie past each box's centre along its axis."""
-        axis = np.stack([np.cos(self.box_yaw), np.sin(self.box_yaw)], axis=-1)
-        return np.einsum("nbk,nbk->nb", xy[:, None, :] - self.box_center[..., :2], axis)
+        return along_box(xy, self.box_center, self.box_yaw)
 
     def state(self) -> rewards.State:
         s = self.sim
@@ -246,50 +302,17 @@ class ClimbEnv:
         )  # fmt: skip
 
     def next_box(self, root_pos: F, yaw: F) -> F:
-        """(N, NEXT_BOX_DIMS) the first box whose far face the base has not passed, in the heading frame."""
-        along = self.along_box(root_pos[:, :2])
-        ahead = (along < self.box_half[..., 0]) & (np.arange(self.cfg.boxes) < self.num_boxes[:, None])
-        has = ahead.any(axis=1)
-        k = np.argmax(ahead, axis=1)
-        rows = np.arange(self.num_envs)
-        center, half, box_yaw = self.box_center[rows, k], self.box_half[rows, k], self.box_yaw[rows, k]
-        rel = center[:, :2] - root_pos[:, :2]
-        c, s = np.cos(yaw), np.sin(yaw)
-        near = np.clip(-along[rows, k] - half[:, 0], -1.0, FAR_M)
-        lateral = -s * rel[:, 0] + c * rel[:, 1]
-        out = np.stack([near, lateral, np.cos(box_yaw - yaw), np.sin(box_yaw - yaw), 2.0 * half[:, 2],
-                        (self.num_boxes - k).astype(np.float64)], axis=-1)  # fmt: skip
-        return np.where(has[:, None], out, [FAR_M, 0.0, 1.0, 0.0, 0.0, 0.0])
-
-    def walker_command(self, yaw: F) -> F:
-        """(N, 3) the walking policy's command: the course's speed in its range, steering to the course's heading."""
-        out = self.command.copy()
-        out[:, 0] = np.clip(out[:, 0], *WALKER_VX)
-        out[:, 2] = np.clip(-self.cfg.heading_gain * quat.wrap(yaw), -WALKER_YAW_RATE, WALKER_YAW_RATE)
-        return out
+        return next_box(root_pos, yaw, self.box_center, self.box_half, self.box_yaw, self.num_boxes)
 
     def observe(self) -> dict[str, NDArray[np.float32]]:
         s = self.sim
-        yaw = quat.yaw(s.root_quat)
-        walker_cmd = self.walker_command(yaw)
-        walker_obs = self.walker.observe(s.q, s.dq, s.root_quat, s.gyro, walker_cmd, self.last_action, self.gait.phase)
-        out = self.walker.session.run([self.walker.action_name], {self.walker.obs_name: walker_obs})[0]
-        self.walker_action = np.clip(out.astype(np.float64), -self.action_clip, self.action_clip)
         root_pos, root_quat = s.root_pos, s.root_quat
-        points = scan_points_world(root_pos, root_quat, self.grid)
-        scan = root_pos[:, 2:3] - terrain_height(self.box_center, self.box_half, self.box_yaw, points)
-        policy = np.concatenate(
-            [
-                walker_obs,
-                self.walker_action,
-                self.command[:, :1],
-                np.cos(yaw)[:, None],
-                np.sin(yaw)[:, None],
-                scan,
-                self.next_box(root_pos, yaw),
-            ],
-            axis=-1,
-        ).astype(np.float32)
+        boxes = (self.box_center, self.box_half, self.box_yaw, self.num_boxes)
+        policy, self.walker_action = teacher_observation(
+            self.walker, s.q, s.dq, root_pos, root_quat, s.gyro, self.command, self.last_action, self.gait.phase,
+            boxes, self.cfg.heading_gain,
+        )  # fmt: skip
+        yaw = quat.yaw(root_quat)
         v = s.root_lin_vel_w
         c, sn = np.cos(yaw), np.sin(yaw)
         v_heading = np.stack([c * v[:, 0] + sn * v[:, 1], -sn * v[:, 0] + c * v[:, 1], v[:, 2]], axis=-1)

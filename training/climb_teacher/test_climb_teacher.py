@@ -3,6 +3,7 @@ resumed from its checkpoint equals one that never stopped."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -85,3 +86,36 @@ def test_resume_refuses_other_settings(tmp_path) -> None:
     train(TINY, tmp_path, {"run.max_iterations": 2})
     with pytest.raises(ConfigError, match=r"sets only run\.minutes, run\.max_iterations"):
         resume(tmp_path, {"ppo.learning_rate": 1e-3})
+
+
+def test_policy_acts_as_the_env(tmp_path) -> None:
+    """ClimbTeacherPolicy, ticked like the runtime on the env's states and told its boxes, sends the env's actions."""
+    from training.climb_teacher.policy import ClimbTeacherPolicy
+    from training.envs.randomization import NOMINAL
+
+    env = ClimbEnv(ClimbConfig(num_envs=1, flat_fraction=0.0, randomization=NOMINAL))
+    try:
+        obs = env.observe()
+        torch.manual_seed(0)
+        layers = [torch.nn.Linear(obs["policy"].shape[1], 32), torch.nn.ELU(), torch.nn.Linear(32, env.num_actions)]
+        mlp = torch.nn.Sequential(*layers)
+        state = {f"mlp.{k}": v for k, v in mlp.state_dict().items()}
+        cfg = {"residual_on": env.cfg.residual_on, "residual_scale": 0.5, "heading_gain": env.cfg.heading_gain}
+        env.cfg = dataclasses.replace(env.cfg, residual_scale=0.5)
+        torch.save({"actor_state_dict": state, "activation": "elu", "env": cfg}, tmp_path / "teacher.pt")
+        policy = ClimbTeacherPolicy(tmp_path / "teacher.pt")
+        policy.reset()
+        b = int(env.num_boxes[0])
+        boxes = [(env.box_center[0, k], env.box_half[0, k], float(env.box_yaw[0, k])) for k in range(b)]
+        policy.bind(lambda: env.sim.root_pos[0], boxes)
+        for _ in range(40):
+            s = env.sim
+            targets = policy.step(s.q[0], s.dq[0], s.root_quat[0], s.gyro[0], env.command[0])
+            with torch.no_grad():
+                residual = mlp(torch.as_tensor(obs["policy"])).numpy().astype(np.float64)
+            obs, _, done, _ = env.step(residual)
+            assert not done[0]
+            np.testing.assert_allclose(policy.last_action, env.last_action, atol=1e-5)
+            np.testing.assert_allclose(targets, env.default_q + env.action_scale * env.last_action[0], atol=1e-6)
+    finally:
+        env.close()

@@ -7,6 +7,10 @@ and latency (``SimDepthSensor``), and the bridge's MuJoCo robot with the motor P
 (``RobotSim``). The operator's part is the demo script's: stand up on the band, release it once
 standing, activate, then command the speed straight ahead.
 
+``TEACHER_PREFIX + path`` in place of a bundle runs the trained climbing teacher (``teacher.pt``) instead:
+privileged (told the course's boxes and reading the base's world position), under the walking
+policy's bundle's gains and the same supervisor, so the teacher -> student gap is read on like trials.
+
 ``depth_ablation``: the camera sees the same robot pose over flat ground (a second copy of the
 robot in a world without the obstacles, posed like the first at every frame), with the same noise
 and latency: what the student does when its depth tells it nothing about the course.
@@ -36,6 +40,7 @@ from parkour_sim.depth_camera import SimDepthSensor
 from parkour_sim.physics import RobotSim
 from training.eval.protocol import Instance, Protocol, verdict
 
+TEACHER_PREFIX = "teacher:"  # "teacher:PATH/teacher.pt": the privileged climbing teacher (training.climb_teacher)
 SETTLE_AFTER_STAND_S = 0.5  # released from the band, standing, before activation
 PATH_HZ = 25.0  # base positions kept for the verdict and the plots
 
@@ -68,7 +73,15 @@ class TrialRunner:
 
     def __init__(self, bundle: str, cfg: StackConfig, depth_ablation: bool = False) -> None:
         self.depth_ablation = depth_ablation
-        self.bundle: Bundle = load_bundle(resolve_bundle(bundle))
+        self.teacher: Any = None
+        if bundle.startswith(TEACHER_PREFIX):
+            from training.climb_teacher.policy import ClimbTeacherPolicy
+
+            self.teacher = ClimbTeacherPolicy(bundle[len(TEACHER_PREFIX) :])
+            self.bundle: Bundle = self.teacher.bundle
+            bundle = str(self.bundle.path)
+        else:
+            self.bundle = load_bundle(resolve_bundle(bundle))
         self.cfg = replace(cfg, policy=replace(cfg.policy, bundle=bundle))
         self.spec = self.bundle.robot
         m = self.bundle.manifest
@@ -91,7 +104,11 @@ class TrialRunner:
                 seen = RobotSim(self.spec, {"description": "flat ground (depth ablation)"}, dt, robot_model=model)
             cam_cfg = replace(cfg.sim_camera, seed=seed % (2**31))
             depth = SimDepthSensor(seen.model, cam_cfg, cfg.depth.spec(), start_s=sim.time, strip_max=0)
-        runner = self.runner
+        runner, teacher = self.runner, self.teacher
+        if teacher is not None:
+            boxes = [(np.array([b.x, b.y, b.height_m / 2]), np.array([b.depth_m / 2, b.width_m / 2, b.height_m / 2]),
+                      b.yaw_rad) for b in instance.boxes]  # fmt: skip
+            teacher.bind(lambda: sim.base_pos, boxes)
         policy_every = max(1, round(1.0 / (m.policy_hz * dt)))
         supervisor_every = max(1, round(1.0 / (cfg.supervisor.rate_hz * dt)))
         path_every = max(1, round(1.0 / (PATH_HZ * dt)))
@@ -128,7 +145,10 @@ class TrialRunner:
                 activate_sent = True
             # The policy node ticks in every mode (activation needs fresh targets); its runner is
             # reset on entering ACTIVE.
-            if step % policy_every == 0:
+            if step % policy_every == 0 and teacher is not None:
+                q_targets = teacher.step(sim.q, sim.dq, sim.quat_wxyz, sim.gyro, velocity)
+                targets = PolicyTargets(np.asarray(q_targets, dtype=np.float64), now, m.name)
+            elif step % policy_every == 0:
                 q_targets = runner.step(RobotState(sim.q, sim.dq, sim.quat_wxyz, sim.gyro), velocity)
                 targets = PolicyTargets(np.asarray(q_targets, dtype=np.float64), now, m.name)
             if step % supervisor_every == 0:
@@ -147,6 +167,8 @@ class TrialRunner:
                 if core.mode is Mode.ACTIVE and before is not Mode.ACTIVE and active_at is None:
                     active_at = now
                     runner.reset()  # as the policy node does on entering ACTIVE
+                    if teacher is not None:
+                        teacher.reset()
                     velocity = np.array([speed, 0.0, 0.0])
                 if core.mode is Mode.BLIND:
                     blind_ticks += 1

@@ -110,9 +110,12 @@ def compare_markdown(compare: dict[str, Any]) -> str:
             f"**{percent(r['success_rate_student_alone'])}**", f"+{percent(r['success_rate_blind_finished'])}",
             str(r["blind_trials"]), *(str(f[k]) for k in FAILURES), str(r["trials"]),
         ]) + " |")  # fmt: skip
-    lines += ["", "| bundle | path | manifest SHA-256 |", "| --- | --- | --- |"]
+    lines += ["", "| bundle | path | SHA-256 |", "| --- | --- | --- |"]
     for b in compare["bundles"]:
-        lines.append(f"| `{b['label']}` | {b['bundle_path']} | `{b['bundle_manifest_sha256']}` |")
+        if "teacher" in b:  # the privileged teacher: its file, under the walking policy's bundle
+            lines.append(f"| `{b['label']}` (privileged) | {b['teacher']} | `{b['teacher_sha256']}` (teacher.pt) |")
+        else:
+            lines.append(f"| `{b['label']}` | {b['bundle_path']} | `{b['bundle_manifest_sha256']}` (manifest) |")
     return "\n".join(lines) + "\n"
 
 

@@ -305,5 +305,25 @@ def test_cli_compares_bundles_on_the_same_trials_in_one_command(tmp_path):
     assert "must not be used to choose" in table and "| 0.5 m/s | 5 cm | `student_walk` | **" in table
 
 
+def test_cli_runs_the_privileged_teacher_as_its_own_row_on_the_same_trials(tmp_path):
+    """--teacher: the climbing teacher's row beside the bundle's, on the same trials, named by its file's hash."""
+    from parkour_core.hashing import sha256_file
+    from training.rl.train import train
+
+    train("climb_teacher_tiny", tmp_path / "teacher", {"run.max_iterations": 1, "run.save_interval": 1})
+    teacher = tmp_path / "teacher" / "teacher.pt"
+    out = tmp_path / "cmp"
+    proc = run_cli(*SMALLEST, "--bundle", "g1_walk", "--teacher", str(teacher), "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    compare = json.loads((out / "compare.json").read_text())
+    assert [b["label"] for b in compare["bundles"]] == ["g1_walk", "climb_teacher"]
+    row = compare["bundles"][1]
+    assert row["bundle"] == "climb_teacher (privileged)" and row["teacher_sha256"] == sha256_file(teacher)
+    assert len({b["trial_seeds_sha256"] for b in compare["bundles"]}) == 1
+    assert "(privileged)" in (out / "compare.md").read_text()
+    refused = run_cli(*SMALLEST, "--teacher", str(teacher), "--depth-ablation", "--out", str(tmp_path / "x"))
+    assert refused.returncode == 1 and "--teacher runs in process only" in refused.stderr
+
+
 def test_job_is_hashable_and_ordered_by_cell():
     assert Job(0, 1.0, 0.36, 0, 0) == Job(0, 1.0, 0.36, 0, 0)
