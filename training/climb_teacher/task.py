@@ -15,6 +15,7 @@ config) and its provenance.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +193,7 @@ class ClimbTask:
             values = [r[key] for r in last if np.isfinite(r[key])]
             return float(np.mean(values)) if values else float("nan")
 
-        return {
+        report = {
             "teacher": str(out / TEACHER_FILE),
             "provenance": provenance,
             "passed_by_level": np.sum([r["passed_by_level"] for r in rows], axis=0).tolist(),
@@ -201,3 +202,7 @@ class ClimbTask:
                 key: mean(key) for key in ("mean_level", "course_success", "falls_per_1000_steps", "flat_speed_ratio")
             },
         }
+        # The run's provenance and figures without the rows (those are in curve.jsonl.gz): what a committed run
+        # folder shows at a glance.
+        (out / "provenance.json").write_text(json.dumps({**report, "teacher": TEACHER_FILE}, indent=1) + "\n")
+        return report

@@ -29,6 +29,7 @@ CPU (``training/launch/test_multi_gpu.py``).
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -49,6 +50,7 @@ from parkour_core.paths import repo_root
 from training.progress import RunProgress
 
 CURVE = "curve.jsonl"
+CURVE_GZ = "curve.jsonl.gz"  # the curve as a run folder is committed: compressed (train() writes it at the end)
 LATEST = "model_latest.pt"
 
 
@@ -199,6 +201,8 @@ class Runner(OnPolicyRunner):
         lg.cur_episode_length[:] = saved["cur_episode_length"]
         lg.tot_timesteps, lg.tot_time = saved["tot_timesteps"], saved["tot_time"]
         curve = self.out / CURVE
+        if not curve.exists() and (self.out / CURVE_GZ).exists():  # a committed run folder
+            curve.write_bytes(gzip.decompress((self.out / CURVE_GZ).read_bytes()))
         lines = curve.read_text().splitlines() if curve.exists() else []
         if len(lines) < infos["rows"]:
             raise ValueError(f"{curve} has {len(lines)} rows, the checkpoint {infos['rows']}: not this run's curve")
