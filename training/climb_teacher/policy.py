@@ -1,16 +1,22 @@
-"""The trained climbing teacher as one robot runs it: the walking policy plus the actor's residual.
+"""The trained climbing teacher outside its training env: the walking policy plus the actor's residual.
 
-:class:`ClimbTeacherPolicy` loads ``teacher.pt`` (written by the ``climb_teacher`` task) and ticks like the
-runtime's ``PolicyRunner``: ``reset()`` on activation, then each ``step`` advances the gait clock on the
-command in force and acts on the state it is given. It is privileged: before a trial it is told the
-course's boxes, and each step reads the base's world position (``bind``), so it runs only where those
-are known (the evaluation in MuJoCo, DAgger labels in training), never on a robot. Its observation is
-``training.climb_teacher.env.teacher_observation``, the training env's own function.
+Both load ``teacher.pt`` (written by the ``climb_teacher`` task) through :func:`load_teacher` and act
+through :func:`teacher_actions` on ``training.climb_teacher.env.teacher_observation``, the training
+env's own observation. Both are privileged (the boxes, the base's world position), so they run only
+where those are known, never on a robot:
+
+- :class:`ClimbTeacherPolicy`: one robot, ticked like the runtime's ``PolicyRunner`` (``reset()`` on
+  activation; each ``step`` advances the gait clock on the command in force, then acts); before a
+  trial it is told the course's boxes and where to read the base's position (``bind``). The
+  evaluation's teacher row.
+- :class:`ClimbTeacherLabels`: every environment of a training env's batched MuJoCo at once, on the
+  env's own gait phase and last action: DAgger's labels for the depth student.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +26,7 @@ from numpy.typing import NDArray
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.gait import GaitClock
 from training.climb_teacher.env import RESIDUAL_JOINTS, teacher_observation
+from training.envs.mujoco_cpu import BatchedMujoco
 from training.student_walk.teacher import WALK_BUNDLE, WalkTeacher
 
 F = NDArray[np.float64]
@@ -48,18 +55,53 @@ def actor_from_state(state: dict[str, torch.Tensor], activation: str) -> Callabl
     return act
 
 
+@dataclass(frozen=True)
+class Teacher:
+    """A trained climbing teacher: its actor and how its residual meets the walking policy's action."""
+
+    path: Path
+    actor: Callable[[torch.Tensor], torch.Tensor]
+    residual_joints: NDArray[np.int64]
+    residual_scale: float
+    heading_gain: float
+    provenance: dict
+
+
+def load_teacher(path: Path | str) -> Teacher:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (a climb_teacher run's teacher.pt)")
+    data = torch.load(path, weights_only=False, map_location="cpu")
+    env = data["env"]
+    return Teacher(
+        path=path, actor=actor_from_state(data["actor_state_dict"], data["activation"]),
+        residual_joints=np.array(RESIDUAL_JOINTS[env.get("residual_on", "all")]),
+        residual_scale=float(env["residual_scale"]), heading_gain=float(env.get("heading_gain", 0.0)),
+        provenance=data.get("provenance", {}),
+    )  # fmt: skip
+
+
+def teacher_actions(
+    teacher: Teacher, walker: WalkTeacher, q: F, dq: F, root_pos: F, root_quat: F, gyro: F, command: F,
+    last_action: F, phase: F, boxes: tuple[F, F, F, NDArray[np.int64]],
+) -> F:  # fmt: skip
+    """(N, J) the teacher's actions (the walking policy's plus the residual, clipped) for N robots."""
+    obs, walker_action = teacher_observation(
+        walker, q, dq, root_pos, root_quat, gyro, command, last_action, phase, boxes, teacher.heading_gain
+    )
+    with torch.no_grad():
+        residual = teacher.actor(torch.as_tensor(obs)).numpy().astype(np.float64)
+    action = walker_action.copy()
+    action[:, teacher.residual_joints] += teacher.residual_scale * residual
+    clip = float(walker.manifest.action_clip)
+    return np.clip(action, -clip, clip)
+
+
 class ClimbTeacherPolicy:
-    """See the module docstring. ``step(state, command) -> joint targets`` for one robot."""
+    """See the module docstring. ``step(q, dq, quat, gyro, command) -> joint targets`` for one robot."""
 
     def __init__(self, path: Path | str, walker_bundle: Path | str = WALK_BUNDLE) -> None:
-        data = torch.load(path, weights_only=False, map_location="cpu")
-        env = data["env"]
-        self.path = Path(path)
-        self.provenance = data.get("provenance", {})
-        self.actor = actor_from_state(data["actor_state_dict"], data["activation"])
-        self.residual_joints = np.array(RESIDUAL_JOINTS[env.get("residual_on", "all")])
-        self.residual_scale = float(env["residual_scale"])
-        self.heading_gain = float(env.get("heading_gain", 0.0))
+        self.teacher = load_teacher(path)
         self.bundle: Bundle = load_bundle(walker_bundle)  # the gains, robot and rate the teacher acts under
         self.walker = WalkTeacher(1, self.bundle)
         m = self.bundle.manifest
@@ -87,15 +129,40 @@ class ClimbTeacherPolicy:
         """Joint targets (J,) for the state and the command (vx, vy, yaw rate; the teacher steers to +x itself)."""
         cmd = np.asarray(command, dtype=np.float64).reshape(1, 3)
         phase = self.clock.advance(cmd).copy()
-        obs, walker_action = teacher_observation(
-            self.walker, q[None], dq[None], self.base_pos()[None], quat_wxyz[None], gyro[None], cmd,
-            self.last_action, phase, self.boxes, self.heading_gain,
+        self.last_action = teacher_actions(
+            self.teacher, self.walker, q[None], dq[None], self.base_pos()[None], quat_wxyz[None], gyro[None], cmd,
+            self.last_action, phase, self.boxes,
         )  # fmt: skip
-        with torch.no_grad():
-            residual = self.actor(torch.as_tensor(obs)).numpy().astype(np.float64)
-        action = walker_action.copy()
-        action[:, self.residual_joints] += self.residual_scale * residual
         m = self.bundle.manifest
-        action = np.clip(action, -m.action_clip, m.action_clip)
-        self.last_action = action
-        return np.asarray(m.default_joint_pos, dtype=np.float64) + m.action_scale * action[0]
+        return np.asarray(m.default_joint_pos, dtype=np.float64) + m.action_scale * self.last_action[0]
+
+
+class ClimbTeacherLabels:
+    """See the module docstring. ``act(command, last_action, phase) -> actions (N, J)`` on ``sim``'s state."""
+
+    def __init__(self, num_envs: int, sim: BatchedMujoco, path: Path | str) -> None:
+        self.teacher = load_teacher(path)
+        self.walker = WalkTeacher(num_envs)
+        self.sim = sim
+        self.kp, self.kd = self.walker.kp, self.walker.kd
+
+    def reset(self, env_ids: NDArray[np.int64] | None = None) -> None:
+        """Nothing to reset: the env's gait clock and last action come with every call."""
+
+    def boxes(self) -> tuple[F, F, F, NDArray[np.int64]]:
+        """Every environment's boxes as they stand in its simulator, padded to the backend's slots."""
+        sim = self.sim
+        n, slots = sim.num_envs, sim.max_boxes
+        center, half, yaw = np.zeros((n, slots, 3)), np.full((n, slots, 3), -1.0), np.zeros((n, slots))
+        count = np.zeros(n, dtype=np.int64)
+        for i, t in enumerate(sim.terrains):
+            b = count[i] = len(t)
+            center[i, :b], half[i, :b], yaw[i, :b] = t.center, t.half_size, t.yaw
+        return center, half, yaw, count
+
+    def act(self, command: F, last_action: F, phase: F) -> F:
+        s = self.sim
+        return teacher_actions(
+            self.teacher, self.walker, s.q, s.dq, s.root_pos, s.root_quat, s.gyro, command, last_action, phase,
+            self.boxes(),
+        )  # fmt: skip

@@ -121,3 +121,26 @@ def test_policy_acts_as_the_env(tmp_path) -> None:
             np.testing.assert_allclose(targets, env.default_q + env.action_scale * env.last_action[0], atol=1e-6)
     finally:
         env.close()
+
+
+def test_tiny_distillation_from_a_trained_teacher(tmp_path) -> None:
+    """student_step with distill.teacher_checkpoints: the trained teacher labels every step, and the bundle says so."""
+    from parkour_core.bundle import load_bundle
+    from parkour_core.hashing import sha256_file
+    from training.climb_teacher.policy import ClimbTeacherLabels
+    from training.configs.schema import load_train_config
+    from training.student_step.task import StepTask
+
+    train(TINY, tmp_path / "teacher", {"run.max_iterations": 1, "run.save_interval": 1})
+    teacher = tmp_path / "teacher" / "teacher.pt"
+    overrides = {"distill.teacher_checkpoints": [str(teacher)], "course.platforms": 2, "course.walk_fraction": 0.0,
+                 "course.max_height_m": 0.4}  # fmt: skip
+    task = StepTask(load_train_config("student_step_tiny", overrides))
+    try:
+        assert isinstance(task.teacher, ClimbTeacherLabels)
+        assert all(len(t) == 2 for t in task.env.tracking.sim.terrains)  # two boxes, the teacher's courses
+    finally:
+        task.close()
+    train("student_step_tiny", tmp_path / "student", overrides)
+    provenance = load_bundle(tmp_path / "student" / "bundle").manifest.provenance["teacher"]
+    assert provenance["trained_teacher_sha256"] == sha256_file(teacher) and "reflex" not in provenance

@@ -178,7 +178,9 @@ class DistillConfig:
     )
     critic_always_trained: bool = param(True, doc="value loss not scaled by lambda_PPO (our choice)")
     latch_mask: bool = param(True, doc="DAgger mask stays off until reset once an env breaks 0.5 m")
-    teacher_checkpoints: list = param([], doc="one per skill, in env.skills order")  # noqa: RUF009
+    teacher_checkpoints: list = param(  # noqa: RUF009
+        [], doc="one per skill, in env.skills order; student_step: a climb_teacher's teacher.pt (else the reflex)"
+    )
     num_epochs: int = param(2, 1, 100, doc="DAgger-only tasks (rsl_rl Distillation): passes over each rollout")
     num_mini_batches: int = param(4, 1, 65536, doc="DAgger-only tasks: groups of environments per pass")
     learning_rate: float = param(3e-4, 1e-7, 1.0, doc="DAgger-only tasks")
@@ -210,6 +212,7 @@ class CourseConfig:
     min_height_m: float = param(0.04, 0.0, 1.0)
     max_height_m: float = param(0.22, 0.0, 1.0)
     walk_fraction: float = param(0.2, 0.0, 1.0, doc="episodes of stage 1's walking (no course)")
+    platforms: int = param(3, 1, 8, doc="platforms per course")
     progress_reward: bool = param(
         True,
         doc="track the command along the course (+x) and end episodes that leave its lane; "

@@ -4,9 +4,11 @@ Config: ``training/configs/student_step.yaml`` (``student_step_tiny.yaml`` for t
 starts from stage 1's weights (``run.init``: a student-walk bundle) and acts on its own, drawing from
 its Gaussian. :class:`~training.rl.algorithms.HybridPPO` minimises ``lambda_PPO L_PPO + lambda_D L_D``:
 
-- **L_D**: the MSE of the policy's mean to the terrain-aware teacher's labels (``StepTeacher``: the
-  walking policy, commanded ``course.teacher_command_gain`` times the student's forward speed, plus its
-  privileged step-up reflex) at every step the student visited; with ``course.supervisor_limits`` the
+- **L_D**: the MSE of the policy's mean to the terrain-aware teacher's labels at every step the
+  student visited. The teacher is the trained climbing teacher when ``distill.teacher_checkpoints``
+  names its ``teacher.pt`` (``ClimbTeacherLabels``: the walking policy plus the residual PPO learned,
+  privileged), else ``StepTeacher`` (the walking policy, commanded ``course.teacher_command_gain`` times
+  the student's forward speed, plus a hand-written step-up reflex); with ``course.supervisor_limits`` the
   labels' targets are clamped as the motors get them, and targets the supervisor would refuse end the
   episode as a fall (``StepEnv``);
 - **L_PPO**: rsl_rl's clipped surrogate on ``StepEnv``'s reward (velocity tracked along the course,
@@ -33,6 +35,8 @@ import torch
 from numpy.typing import NDArray
 
 from parkour_core.bundle import load_bundle
+from parkour_core.hashing import sha256_file
+from training.climb_teacher.policy import ClimbTeacherLabels
 from training.configs.schema import TrainConfig
 from training.rl.algorithms import HybridPPO
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
@@ -69,7 +73,7 @@ def course_config(cfg: TrainConfig) -> CourseConfig:
     return CourseConfig(
         walk_fraction=c.walk_fraction, min_height_m=c.min_height_m, max_height_m=c.max_height_m,
         progress_reward=c.progress_reward, lane_half_width_m=c.lane_half_width_m,
-        supervisor_limits=c.supervisor_limits,
+        supervisor_limits=c.supervisor_limits, platforms=c.platforms,
     )  # fmt: skip
 
 
@@ -88,7 +92,12 @@ class StepTask:
         )
         self.course = course_config(cfg)
         self.env = StepEnv(walk_config(cfg, n), self.manifest, self.course)
-        self.teacher = StepTeacher(n, self.env.tracking.sim, command_gain=cfg.course.teacher_command_gain)
+        self.teacher: StepTeacher | ClimbTeacherLabels
+        if cfg.distill.teacher_checkpoints:
+            path = Path(cfg.distill.teacher_checkpoints[0])
+            self.teacher = ClimbTeacherLabels(n, self.env.tracking.sim, path if path.is_absolute() else REPO / path)
+        else:
+            self.teacher = StepTeacher(n, self.env.tracking.sim, command_gain=cfg.course.teacher_command_gain)
         self.num_actions = self.env.num_actions
         self.dt_s = self.env.tracking.dt_s
         self.max_episode_length = round(cfg.env.episode_length_s / self.dt_s)
@@ -200,10 +209,7 @@ class StepTask:
         model = model.cpu().eval()
         rows = runner.rows
         provenance = {
-            "teacher": {
-                **TEACHER_PROVENANCE,
-                "reflex": "training.student_step.teacher: a privileged step-up reflex added to the walking policy",
-            },
+            "teacher": self.teacher_provenance(),
             "training": f"training.student_step task (rsl_rl PPO + PHP's hybrid loss), config {size}, seed "
             f"{self.cfg.run.seed}, {len(rows)} iterations, {self.num_envs} envs, platforms "
             f"{100 * self.course.min_height_m:.0f}-{100 * self.course.max_height_m:.0f} cm, gate "
@@ -217,6 +223,14 @@ class StepTask:
         bundle_dir = out / "bundle"
         export_walking_student(model, bundle_dir, "student_step", provenance, self.frames, self.manifest)
         return self.report(rows, bundle_dir)
+
+    def teacher_provenance(self) -> dict[str, Any]:
+        if isinstance(self.teacher, ClimbTeacherLabels):
+            t = self.teacher.teacher
+            return {**TEACHER_PROVENANCE, "trained_teacher": str(t.path), "trained_teacher_sha256": sha256_file(t.path),
+                    "trained_teacher_provenance": t.provenance}  # fmt: skip
+        reflex = "training.student_step.teacher: a privileged step-up reflex added to the walking policy"
+        return {**TEACHER_PROVENANCE, "reflex": reflex}
 
     def keep_final_load_best(self, model: DepthRecurrentModel, out: Path) -> str:
         """Save the final weights beside (``final_checkpoint.pt``), load the best ones; says which these are."""
