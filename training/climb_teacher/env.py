@@ -3,7 +3,8 @@
 - **Robot and physics as the bridge runs them**: the G1 through
   :class:`~training.envs.mujoco_cpu.BatchedMujoco` at a 2 ms physics step with PD at every step, the
   walking policy's gains (``models/g1_walk``), targets ``default_q + 0.25 a`` held for a 50 Hz tick and
-  clamped where the supervisor clamps them; targets it would refuse end the episode as a fall.
+  clamped where the supervisor clamps them; targets it would refuse are penalised, and end the episode
+  as a failure with ``refusal_ends_episode``.
 - **Actions start from the walking policy**: the learner's action is a residual on the legs and waist
   (``residual_on: lower_body``; ``legs``, ``all``), ``a = a_walk + residual_scale * r``, where ``a_walk``
   is the walking policy's action on its own observation. Its command is the course's, clipped to its
@@ -22,9 +23,10 @@
   heading, the privileged height scan (``training.envs.privileged``: 11 x 11 over 0.7 m around the
   pelvis) and the next box relative to the robot; ``critic`` adds the base's velocity and height above
   the terrain.
-- **Episodes** end at a fall (tilt, or the base low above both the terrain under it and the lower sole), at targets the
-  supervisor would refuse, off the course's lane (all three failures, with the fall's cost), past the
-  course's end (``beyond_m`` past the last box, the eval's success) or at the time limit.
+- **Episodes** end at a fall (tilt, or the base low above both the terrain under it and the lower
+  sole), off the course's lane, at targets the supervisor would refuse if ``refusal_ends_episode`` (each
+  a failure, with the fall's cost), past the course's end (``beyond_m`` past the last box, the eval's
+  success) or at the time limit.
 
 ``state_dict`` / ``load_state_dict`` hold everything a step reads (each robot's MuJoCo state, its
 randomized model values and boxes, the random stream, the levels), so a run resumes exactly.
@@ -147,6 +149,9 @@ class ClimbConfig:
     max_episode_s: float = 20.0
     residual_scale: float = 1.0
     residual_on: str = "lower_body"
+    # True: targets the supervisor would refuse end the episode as a failure (on the robot it takes over);
+    # False: they are only penalised (``weights.target_limits``), and counted.
+    refusal_ends_episode: bool = True
     heading_gain: float = 1.0  # the walking policy's yaw-rate command per rad of heading error
     heading_noise_rad: float = 0.1
     fall_height_m: float = 0.45  # base above the terrain under it and above the lower sole
@@ -344,7 +349,8 @@ class ClimbEnv:
         terms = rewards.terms(st, self.context(), newly.sum(axis=1))
         tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))
         fell = (st.height_above_m < c.fall_height_m) | (tilt > c.fall_tilt_rad)
-        refused = supervision.refused(self.target_excess) & ~fell
+        would_refuse = supervision.refused(self.target_excess)
+        refused = would_refuse & ~fell & c.refusal_ends_episode
         left_lane = (np.abs(st.root_pos[:, 1]) > c.lane_half_width_m) & ~fell & ~refused
         # Done with the course: ``beyond_m`` past the last box's far face along its axis (the eval's success).
         last = np.maximum(self.num_boxes - 1, 0)
@@ -358,7 +364,8 @@ class ClimbEnv:
         done = fell | refused | left_lane | finished | timed_out
         all_passed = self.passed.sum(axis=1) >= self.num_boxes
         info: dict[str, Any] = {
-            "fell": fell, "refused": refused, "left_lane": left_lane, "finished": finished,
+            "fell": fell, "refused": refused, "would_refuse": would_refuse, "left_lane": left_lane,
+            "finished": finished,
             "time_outs": finished | timed_out, "terms": terms,
             "newly_passed_heights": 2.0 * self.box_half[..., 2][newly],
             "speed_along": st.lin_vel_w[:, 0].copy(), "command": self.command.copy(),

@@ -5,8 +5,8 @@ velocity over the command, clipped to [-0.5, 1]: paid linearly up to the command
 diving past it does not pay, and turning away from a box does not either), feet on a box top while
 making progress, and penalties on sideways speed, on heading away from the course, on tilt, on the
 residual's size and rate (stay near the walking policy, move smoothly), on the PD torques, and on
-targets past the joint limits (the supervisor clamps them, and refuses targets past its tolerance,
-which ends the episode). Per event: each box passed, and a failure (a fall, refused targets, leaving
+targets past the joint limits (the supervisor clamps them, and refuses targets past its tolerance;
+the env may end the episode there too). Per event: each box passed, and a failure (a fall, refused targets, leaving
 the lane). No reward for being alive: standing still earns nothing, so it cannot beat walking.
 """
 
@@ -32,7 +32,7 @@ class Weights:
     residual: float = -0.05
     residual_rate: float = -0.01
     torque: float = -1e-5
-    target_limits: float = -5.0
+    target_limits: float = -20.0
     passed: float = 2.0
     fall: float = -5.0
 

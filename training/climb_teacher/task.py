@@ -44,7 +44,7 @@ def env_config(cfg: TrainConfig, num_envs: int | None = None) -> ClimbConfig:
         seed=cfg.run.seed, boxes=c.boxes, flat_fraction=c.flat_fraction, first_m=tuple(c.first_m),
         spacing_m=tuple(c.spacing_m), levels=tuple(c.levels), height_jitter_m=c.height_jitter_m,
         start_level=c.start_level, speed_mps=tuple(c.speed_mps), max_episode_s=cfg.env.episode_length_s,
-        residual_scale=c.residual_scale, residual_on=c.residual_on,
+        residual_scale=c.residual_scale, residual_on=c.residual_on, refusal_ends_episode=c.refusal_ends_episode,
     )  # fmt: skip
 
 
@@ -77,11 +77,11 @@ class ClimbTask:
         ids = np.flatnonzero(done)
         if len(ids):
             self._fell += int((info["fell"] | info["refused"] | info["left_lane"])[ids].sum())
-            self._refused += int(info["refused"][ids].sum())
             self._courses += int(info["course_done"].sum())
             self._successes += int(info["course_success"].sum())
             self._finished_returns += self._returns[ids].tolist()
             self._returns[ids] = 0.0
+        self._refused += int(info["would_refuse"].sum())
         self._passed += info["newly_passed_heights"].tolist()
         self._fell_heights += info["fell_heights"].tolist()
         pace = info["flat"] & (info["episode_s"] >= SPEED_AFTER_S)
@@ -128,7 +128,7 @@ class ClimbTask:
             "course_success": self._successes / self._courses if self._courses else float("nan"),
             "courses": self._courses,
             "falls_per_1000_steps": 1000.0 * self._fell / samples,
-            "refused_per_1000_steps": 1000.0 * self._refused / samples,
+            "refused_per_1000_steps": 1000.0 * self._refused / samples,  # steps whose targets would be refused
             "passed_by_level": np.histogram(self._passed, bins)[0].tolist(),
             "fell_by_level": np.histogram(self._fell_heights, bins)[0].tolist(),
             "flat_speed_mps": speed,

@@ -327,6 +327,9 @@ class ClimbSection:
     residual_on: str = param(
         "lower_body", choices=("legs", "lower_body", "all"), doc="the joints the learner's residual moves (+ waist)"
     )
+    refusal_ends_episode: bool = param(
+        True, doc="targets the supervisor would refuse end the episode as a failure (false: only penalised)"
+    )
     residual_init_gain: float = param(
         0.01, 0.0, 1.0, doc="the actor's output layer scaled by this at the start: it begins as the walking policy"
     )
