@@ -1,6 +1,8 @@
 import json
 import shutil
 
+import pytest
+
 from parkour_bringup.cli import main
 from parkour_core.bundles import resolve_bundle
 from parkour_core.paths import config_dir
@@ -57,6 +59,28 @@ def test_sim_refuses_a_unitree_like_bridge_and_says_what_drives_one(capsys, tmp_
     code = main(["sim", "--config", str(path), "--duration", "1", "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert code == 1 and "bridge.peer unitree_sim" in err and "parkour robot --iface lo" in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("scene", "message"),
+    [
+        ("nope", "scene 'nope' not found (known scenes: "),
+        ("boxes: [{pos: [1, 0], half_size: [0.4, 1.5, 0.05]}]", "boxes[0].pos must be 3 numbers"),
+        ("boxes: [{pos: [1, 0, 0.05], half_size: [0.4, -1, 0.05]}]", "boxes[0].half_size must be 3 positive"),
+        ("boxes: {pos: 1}", "boxes must be a list"),
+        ("floor_friction: slippery", "floor_friction must be a number"),
+        ("boxes: [{pos: [1, 0, 0.05]\n", "not valid YAML"),
+        ("- just\n- a list", "expected a mapping"),
+    ],
+)
+def test_sim_refuses_a_bad_scene_in_one_line_before_anything_starts(capsys, tmp_path, scene, message):
+    if scene != "nope":
+        (tmp_path / "bad.yaml").write_text(scene)
+        scene = str(tmp_path / "bad.yaml")
+    code = main(["sim", "--scene", scene, "--duration", "1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and message in err[0], err
     assert not (tmp_path / "run").exists()
 
 

@@ -24,21 +24,55 @@ class SceneError(ValueError):
     pass
 
 
+def _numbers(value: object, n: int) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == n
+        and all(isinstance(x, int | float) and not isinstance(x, bool) and np.isfinite(x) for x in value)
+    )
+
+
 def load_scene_file(name_or_path: str) -> dict:
+    """The scene's content, checked: a bad name or a malformed file is one :class:`SceneError` line that says
+    what is wrong where (no MuJoCo error or traceback later)."""
     path = Path(name_or_path)
     if not path.suffix:
         path = scenes_dir() / f"{name_or_path}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in scenes_dir().glob("*.yaml"))
         raise SceneError(f"scene {name_or_path!r} not found (known scenes: {', '.join(known)})")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise SceneError(f"{path}: not valid YAML{line}: {getattr(e, 'problem', None) or e}") from None
+    if not isinstance(data, dict):
+        raise SceneError(f"{path}: expected a mapping (description, floor_friction, boxes), got {type(data).__name__}")
     unknown = set(data) - {"description", "floor_friction", "boxes"}
     if unknown:
         raise SceneError(f"{path}: unknown keys {sorted(unknown)}")
-    for i, box in enumerate(data.get("boxes", [])):
+    friction = data.get("floor_friction", 1.0)
+    if isinstance(friction, bool) or not isinstance(friction, int | float) or not 0.0 < friction <= 10.0:
+        raise SceneError(f"{path}: floor_friction must be a number in (0, 10], got {friction!r}")
+    boxes = data.get("boxes", [])
+    if not isinstance(boxes, list):
+        raise SceneError(f"{path}: boxes must be a list of {{pos, half_size}}, got {type(boxes).__name__}")
+    for i, box in enumerate(boxes):
+        if not isinstance(box, dict):
+            raise SceneError(f"{path}: boxes[{i}] must be a mapping with pos and half_size, got {box!r}")
         missing = {"pos", "half_size"} - set(box)
         if missing:
             raise SceneError(f"{path}: boxes[{i}] lacks {sorted(missing)}")
+        if not _numbers(box["pos"], 3):
+            raise SceneError(f"{path}: boxes[{i}].pos must be 3 numbers [x, y, z] (m), got {box['pos']!r}")
+        if not _numbers(box["half_size"], 3) or min(box["half_size"]) <= 0:
+            raise SceneError(
+                f"{path}: boxes[{i}].half_size must be 3 positive numbers (m), got {box['half_size']!r}"
+            )
+        yaw = box.get("yaw_deg", 0.0)
+        if not _numbers([yaw], 1):
+            raise SceneError(f"{path}: boxes[{i}].yaw_deg must be a number, got {yaw!r}")
     return data
 
 

@@ -88,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{config_path} is a {cfg.robot} config, not {robot}; drop --robot or --config")
     if teleop == "gamepad":
         _check_gamepad(cfg.teleop.device)
+    from parkour_sim.scene import load_scene_file
+
+    load_scene_file(cfg.bridge.scene)  # a bad scene is refused here, before any node starts or a run folder exists
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / stamp).resolve()
     if run_dir.exists():
