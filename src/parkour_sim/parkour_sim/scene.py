@@ -67,9 +67,7 @@ def load_scene_file(name_or_path: str) -> dict:
         if not _numbers(box["pos"], 3):
             raise SceneError(f"{path}: boxes[{i}].pos must be 3 numbers [x, y, z] (m), got {box['pos']!r}")
         if not _numbers(box["half_size"], 3) or min(box["half_size"]) <= 0:
-            raise SceneError(
-                f"{path}: boxes[{i}].half_size must be 3 positive numbers (m), got {box['half_size']!r}"
-            )
+            raise SceneError(f"{path}: boxes[{i}].half_size must be 3 positive numbers (m), got {box['half_size']!r}")
         yaw = box.get("yaw_deg", 0.0)
         if not _numbers([yaw], 1):
             raise SceneError(f"{path}: boxes[{i}].yaw_deg must be a number, got {yaw!r}")
