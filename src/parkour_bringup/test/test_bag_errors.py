@@ -68,6 +68,35 @@ def test_corrupt_storage(good_bag, tmp_path):
         _replay(bag)
 
 
+def _corrupt_middle(good_bag, tmp_path):
+    bag = _copy(good_bag, tmp_path)
+    mcap = _mcap(bag)
+    data = bytearray(mcap.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 4096] = b"\xff" * 4096
+    mcap.write_bytes(bytes(data))
+    return bag
+
+
+@pytest.mark.parametrize("verb", ["info", "replay"])
+def test_cli_says_a_bag_damaged_in_the_middle_is_damaged_and_where(good_bag, tmp_path, verb):
+    """info reads every record (the metadata's counts say nothing about the data); neither verb leaks the storage
+    reader's own error text."""
+    bag = _corrupt_middle(good_bag, tmp_path)
+    args = ["--bundle", BUNDLE] if verb == "replay" else []
+    proc = subprocess.run([sys.executable, "-m", "parkour_bringup.cli", "bag", verb, str(bag), *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stdout + proc.stderr
+    assert "is damaged (corrupt or truncated storage)" in lines[0] and "messages its metadata lists read" in lines[0]
+    assert "Python int" not in lines[0] and not proc.stdout.strip()
+
+
+def test_verify_counts_every_message_of_a_good_bag(good_bag):
+    with open_bag(good_bag) as bag:
+        assert bag.verify() == bag.topics
+
+
 def test_bag_of_another_robot(tmp_path):
     bag = write_synthetic_bag(tmp_path / "h1", bundle=BUNDLE, ticks=3, robot="h1")
     with pytest.raises(BagError, match="recorded on a h1, not a g1"):

@@ -1,8 +1,10 @@
 """Open a stack bag and read it, refusing bad input with one clear line (``BagError``).
 
 A bag is a rosbag2 folder (``metadata.yaml`` + storage files). Refused: a path that is not such a
-folder, a recording that never closed (no ``metadata.yaml``), a corrupt or truncated storage file,
-a bag of another robot, and missing topics a replay needs.
+folder, a recording that never closed (no ``metadata.yaml``), a corrupt or truncated storage file
+(said where: after how many messages and how far into the recording), a bag of another robot, and
+missing topics a replay needs. The storage reader's own exception text (a C conversion error, a bad
+CRC) is not the user's business: the line says what is damaged and where.
 """
 
 from __future__ import annotations
@@ -81,22 +83,48 @@ class StackBag:
         if missing:
             raise BagError(f"{self.path} has no messages on {', '.join(missing)}, which {why} needs")
 
+    def _damaged(self, count: int, expected: int, last: tuple[str, int] | None) -> BagError:
+        where = "before its first message"
+        if last is not None:
+            topic, log_time_ns = last
+            where = f"{(log_time_ns - self._reader.start_time) / 1e9:.2f} s into the recording, after a {topic} message"
+        return BagError(f"{self.path} is damaged (corrupt or truncated storage): {count} of the {expected} messages "
+                        f"its metadata lists read, then unreadable data {where}")  # fmt: skip
+
     def messages(self, topics: list[str]) -> Iterator[BagMessage]:
-        """Messages of ``topics`` in recorded order; a storage file that ends early is a BagError."""
+        """Messages of ``topics`` in recorded order; storage that is damaged or ends early is a BagError."""
         connections = [c for c in self._reader.connections if c.topic in topics]
+        expected = sum(c.msgcount for c in connections)
         count = 0
+        last: tuple[str, int] | None = None
         try:
             for connection, log_time_ns, raw in self._reader.messages(connections=connections):
                 msg = self._typestore.deserialize_cdr(raw, connection.msgtype)
                 count += 1
+                last = (connection.topic, log_time_ns)
                 yield BagMessage(connection.topic, log_time_ns, msg)
         except BagError:
             raise
-        except Exception as e:  # truncated chunk, bad CRC, undecodable record: all one thing to the user
-            raise BagError(f"{self.path} is corrupt or truncated after {count} messages: {e}") from None
-        expected = sum(c.msgcount for c in connections)
+        except Exception:  # truncated chunk, bad CRC, undecodable record: all one thing to the user
+            raise self._damaged(count, expected, last) from None
         if count < expected:
-            raise BagError(f"{self.path} is truncated: {count} of the {expected} messages its metadata lists")
+            raise self._damaged(count, expected, last)
+
+    def verify(self) -> dict[str, int]:
+        """Read every message's record (not decoding it): the count per topic, or a BagError saying where the
+        storage is damaged. The metadata's counts alone say nothing about the data."""
+        counts = dict.fromkeys(self.topics, 0)
+        expected = sum(self.topics.values())
+        last: tuple[str, int] | None = None
+        try:
+            for connection, log_time_ns, _ in self._reader.messages():
+                counts[connection.topic] += 1
+                last = (connection.topic, log_time_ns)
+        except Exception:
+            raise self._damaged(sum(counts.values()), expected, last) from None
+        if counts != self.topics:
+            raise self._damaged(sum(counts.values()), expected, last)
+        return counts
 
 
 def open_bag(path: Path | str) -> StackBag:

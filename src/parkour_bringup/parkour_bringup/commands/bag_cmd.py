@@ -103,6 +103,7 @@ def _record(args: argparse.Namespace) -> int:
 
 def _info(args: argparse.Namespace) -> int:
     with open_bag(args.bag) as bag:
+        bag.verify()  # every record read: a damaged bag is refused, saying where, not summarised from its metadata
         meta = {k: v for k, v in bag.custom_data.items() if k != "config"}
         print(json.dumps({"bag": str(bag.path), "metadata": meta, "topics": bag.topics}, indent=2))
     return 0
