@@ -31,6 +31,13 @@ def test_model_verify_and_inspect(capsys):
     assert info["observation"][0].startswith("actions[29]")
 
 
+def test_model_verify_checks_the_bundle_against_the_robot_given(capsys):
+    assert main(["model", "verify", "g1_walk", "--robot", "g1"]) == 0
+    assert main(["model", "verify", "g1_walk", "--robot", "h1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "trained for robot 'g1', but this is a 'h1'" in err[0]
+
+
 def test_model_verify_fails_on_a_missing_file(tmp_path, capsys):
     bundle = tmp_path / "b"
     shutil.copytree(resolve_bundle("g1_walk"), bundle)

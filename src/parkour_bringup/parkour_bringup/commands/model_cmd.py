@@ -1,7 +1,8 @@
 """Model bundles: `parkour model verify|inspect <bundle>` and `parkour model swap <bundle>`.
 
 verify and inspect load the bundle the way the policy node does (hashes, contract, ONNX I/O,
-a warm-up with finite outputs) and exit non-zero with the reason when it must not run. swap
+a warm-up with finite outputs) and exit non-zero with the reason when it must not run; ``--robot``
+checks it against the robot it is meant for, as the policy node on that robot would. swap
 asks the running policy node to change models (the same call as
 `ros2 param set /policy_node bundle <bundle>`) and prints its answer once it has switched.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
+from parkour_core.robots import ROBOTS, get_robot
 from parkour_core.runner import PolicyRunner
 
 HELP = "verify, inspect or swap a model bundle"
@@ -23,6 +25,10 @@ HELP = "verify, inspect or swap a model bundle"
 def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("verify", "inspect", "swap"))
     p.add_argument("bundle", help="bundle folder or registered name")
+    p.add_argument(
+        "--robot", choices=sorted(ROBOTS), default=None,
+        help="verify/inspect: the robot it must run on (default: the one its manifest names)",
+    )  # fmt: skip
     p.add_argument("--ros-domain-id", type=int, default=None, help="swap: the graph's ROS_DOMAIN_ID")
     p.add_argument("--timeout", type=float, default=30.0, help="swap: seconds to wait for the switch")
 
@@ -79,7 +85,7 @@ def swap(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "swap":
         return swap(args)
-    bundle = load_bundle(resolve_bundle(args.bundle))
+    bundle = load_bundle(resolve_bundle(args.bundle), get_robot(args.robot) if args.robot else None)
     runner = PolicyRunner(bundle)  # ONNX I/O against the manifest, and a warm-up with finite outputs
     m = bundle.manifest
     if args.action == "verify":
