@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +60,7 @@ APPROVED: dict[str, tuple[tuple[str, float, str], ...]] = {
 ESTOPS = ("supervisor.remote_estop_keys", "supervisor.gamepad_estop_buttons")
 
 
-def value(cfg: StackConfig, dotted: str) -> object:
+def value(cfg: StackConfig, dotted: str) -> Any:
     section, key = dotted.split(".")
     return getattr(getattr(cfg, section), key)
 
