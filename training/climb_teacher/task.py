@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from rsl_rl.models import MLPModel
 
 from parkour_core.paths import repo_root
+from parkour_core.provenance import provenance as provenance_record
 from training.climb_teacher.env import ClimbConfig, ClimbEnv
 from training.configs.schema import TrainConfig
 from training.rl.runner import Runner
@@ -204,5 +205,6 @@ class ClimbTask:
         }
         # The run's provenance and figures without the rows (those are in curve.jsonl.gz): what a committed run
         # folder shows at a glance.
-        (out / "provenance.json").write_text(json.dumps({**report, "teacher": TEACHER_FILE}, indent=1) + "\n")
+        made = provenance_record()  # this run's command and commit (each run's are in provenance.runs)
+        (out / "provenance.json").write_text(json.dumps({**made, **report, "teacher": TEACHER_FILE}, indent=1) + "\n")
         return report

@@ -33,7 +33,6 @@ import gzip
 import io
 import json
 import os
-import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.log_writer import LogWriter
 
 from parkour_core.paths import repo_root
+from parkour_core.provenance import command_line, git_commit
 from training.progress import RunProgress
 
 CURVE = "curve.jsonl"
@@ -96,17 +96,6 @@ class Hooks(Protocol):
 TIMING_KEYS = ("env_steps_per_s", "collect_env_steps_per_s", "collect_s", "learn_s", "wall_s", "total_iterations")
 
 
-def git_commit() -> str:
-    """The repository's commit, with ``-dirty`` when tracked files differ from it."""
-    root = str(repo_root())
-    try:
-        commit = subprocess.check_output(["git", "-C", root, "rev-parse", "--short", "HEAD"], text=True).strip()
-        dirty = subprocess.call(["git", "-C", root, "diff", "--quiet", "HEAD"]) != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("-dirty" if dirty else "")
-
-
 class Runner(OnPolicyRunner):
     """See the module docstring."""
 
@@ -134,8 +123,10 @@ class Runner(OnPolicyRunner):
         self.rows: list[dict[str, Any]] = []
         # Each run of this training (a first run and its resumes): commit, iterations, env-steps, wall time.
         self.runs: list[dict[str, Any]] = []
-        self._run: dict[str, Any] = {"commit": git_commit(), "first_iteration": 0, "iterations": 0, "env_steps": 0,
-                                     "wall_s": 0.0}  # fmt: skip
+        self._run: dict[str, Any] = {
+            "commit": git_commit(), "command": command_line(), "first_iteration": 0, "iterations": 0, "env_steps": 0,
+            "wall_s": 0.0,
+        }  # fmt: skip
 
     def _configure_multi_gpu(self) -> None:
         """rsl_rl's, but a CPU run joins over gloo, and a process group its launcher already started is kept
