@@ -33,6 +33,16 @@ def _mcap(path):
     return mcap
 
 
+def _corrupt_middle(good_bag, tmp_path):
+    bag = _copy(good_bag, tmp_path)
+    mcap = _mcap(bag)
+    data = bytearray(mcap.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 4096] = b"\xff" * 4096
+    mcap.write_bytes(bytes(data))
+    return bag
+
+
 def test_missing_path_and_plain_file(tmp_path):
     with pytest.raises(BagError, match="does not exist"):
         open_bag(tmp_path / "nope")
@@ -58,24 +68,9 @@ def test_truncated_storage(good_bag, tmp_path):
 
 
 def test_corrupt_storage(good_bag, tmp_path):
-    bag = _copy(good_bag, tmp_path)
-    mcap = _mcap(bag)
-    data = bytearray(mcap.read_bytes())
-    middle = len(data) // 3
-    data[middle : middle + 4096] = b"\xff" * 4096
-    mcap.write_bytes(bytes(data))
+    bag = _corrupt_middle(good_bag, tmp_path)
     with pytest.raises(BagError, match=r"corrupt or truncated|cannot be opened|truncated"):
         _replay(bag)
-
-
-def _corrupt_middle(good_bag, tmp_path):
-    bag = _copy(good_bag, tmp_path)
-    mcap = _mcap(bag)
-    data = bytearray(mcap.read_bytes())
-    middle = len(data) // 3
-    data[middle : middle + 4096] = b"\xff" * 4096
-    mcap.write_bytes(bytes(data))
-    return bag
 
 
 @pytest.mark.parametrize("verb", ["info", "replay"])

@@ -19,42 +19,26 @@ from parkour_core.config import StackConfig, load_config
 
 AT_MOST, AT_LEAST = "at most", "at least"
 
-# (section.key, approved value, safer direction)
+# (section.key, approved value, safer direction): the same for both robots but the damping gain.
+COMMON: tuple[tuple[str, float, str], ...] = (
+    ("supervisor.lowstate_timeout_s", 0.05, AT_MOST),
+    ("supervisor.target_timeout_s", 0.1, AT_MOST),
+    ("supervisor.max_tilt_rad", 0.8, AT_MOST),
+    ("supervisor.joint_margin_rad", 0.02, AT_LEAST),
+    ("supervisor.target_limit_tolerance_rad", 0.5, AT_MOST),
+    ("supervisor.joint_limit_tolerance_rad", 0.1, AT_MOST),
+    ("supervisor.velocity_limit_factor", 1.5, AT_MOST),
+    ("supervisor.gamepad_timeout_s", 0.5, AT_MOST),
+    ("policy.command_timeout_s", 0.5, AT_MOST),
+    ("depth.stale_after_s", 0.25, AT_MOST),
+    ("teleop.command_timeout_s", 0.5, AT_MOST),
+    ("teleop.max_vx_mps", 0.8, AT_MOST),
+    ("teleop.max_vy_mps", 0.5, AT_MOST),
+    ("teleop.max_yaw_rate_rps", 1.0, AT_MOST),
+)
 APPROVED: dict[str, tuple[tuple[str, float, str], ...]] = {
-    "g1_robot.yaml": (
-        ("supervisor.lowstate_timeout_s", 0.05, AT_MOST),
-        ("supervisor.target_timeout_s", 0.1, AT_MOST),
-        ("supervisor.max_tilt_rad", 0.8, AT_MOST),
-        ("supervisor.joint_margin_rad", 0.02, AT_LEAST),
-        ("supervisor.target_limit_tolerance_rad", 0.5, AT_MOST),
-        ("supervisor.joint_limit_tolerance_rad", 0.1, AT_MOST),
-        ("supervisor.velocity_limit_factor", 1.5, AT_MOST),
-        ("supervisor.gamepad_timeout_s", 0.5, AT_MOST),
-        ("supervisor.kd_damp", 3.0, AT_LEAST),
-        ("policy.command_timeout_s", 0.5, AT_MOST),
-        ("depth.stale_after_s", 0.25, AT_MOST),
-        ("teleop.command_timeout_s", 0.5, AT_MOST),
-        ("teleop.max_vx_mps", 0.8, AT_MOST),
-        ("teleop.max_vy_mps", 0.5, AT_MOST),
-        ("teleop.max_yaw_rate_rps", 1.0, AT_MOST),
-    ),
-    "h1_robot.yaml": (
-        ("supervisor.lowstate_timeout_s", 0.05, AT_MOST),
-        ("supervisor.target_timeout_s", 0.1, AT_MOST),
-        ("supervisor.max_tilt_rad", 0.8, AT_MOST),
-        ("supervisor.joint_margin_rad", 0.02, AT_LEAST),
-        ("supervisor.target_limit_tolerance_rad", 0.5, AT_MOST),
-        ("supervisor.joint_limit_tolerance_rad", 0.1, AT_MOST),
-        ("supervisor.velocity_limit_factor", 1.5, AT_MOST),
-        ("supervisor.gamepad_timeout_s", 0.5, AT_MOST),
-        ("supervisor.kd_damp", 8.0, AT_LEAST),
-        ("policy.command_timeout_s", 0.5, AT_MOST),
-        ("depth.stale_after_s", 0.25, AT_MOST),
-        ("teleop.command_timeout_s", 0.5, AT_MOST),
-        ("teleop.max_vx_mps", 0.8, AT_MOST),
-        ("teleop.max_vy_mps", 0.5, AT_MOST),
-        ("teleop.max_yaw_rate_rps", 1.0, AT_MOST),
-    ),
+    "g1_robot.yaml": (*COMMON, ("supervisor.kd_damp", 3.0, AT_LEAST)),
+    "h1_robot.yaml": (*COMMON, ("supervisor.kd_damp", 8.0, AT_LEAST)),  # the H1 deployers' damping
 }
 # Inputs that must stay wired: an e-stop that no button triggers is no e-stop.
 ESTOPS = ("supervisor.remote_estop_keys", "supervisor.gamepad_estop_buttons")
