@@ -144,3 +144,16 @@ def test_tiny_distillation_from_a_trained_teacher(tmp_path) -> None:
     train("student_step_tiny", tmp_path / "student", overrides)
     provenance = load_bundle(tmp_path / "student" / "bundle").manifest.provenance["teacher"]
     assert provenance["trained_teacher_sha256"] == sha256_file(teacher) and "reflex" not in provenance
+
+
+def test_report_windows_the_curve(tmp_path) -> None:
+    from training.climb_teacher.report import main as report
+
+    train(TINY, tmp_path / "run", {"run.max_iterations": 3})
+    (tmp_path / "run" / "curve.jsonl").unlink()  # as committed: the compressed curve only
+    assert report(["--run", str(tmp_path / "run"), "--window", "2", "--out", str(tmp_path / "report")]) == 0
+    result = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert [w["iterations"] for w in result["windows"]] == [[0, 1], [2, 2]]
+    assert result["env_steps"] == 3 * 4 * 8  # iterations x envs x steps per env (climb_teacher_tiny)
+    assert len(result["windows"][0]["pass_rate_by_level"]) == len(result["levels_m"])
+    assert (tmp_path / "report" / "report.png").stat().st_size > 1000
