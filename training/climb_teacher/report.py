@@ -81,7 +81,8 @@ def plot(report: dict[str, Any], out: Path) -> Path:
     for ax in axes:
         ax.set_xlabel("env-steps (M)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:  # a tiny run may have passed no box yet
+            ax.legend(fontsize=8)
     fig.suptitle(f"climb_teacher: {report['run']}")
     fig.tight_layout()
     fig.savefig(out, dpi=90)
