@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training scripts)
 
-.PHONY: setup lint type test demo bench format clean mjlab-smoke readme-tables
+.PHONY: setup lint type docs-build docs test demo bench format clean mjlab-smoke readme-tables
 
 setup:
 	bash scripts/setup.sh
@@ -24,7 +24,14 @@ lint:
 type:
 	$(MYPY) src/parkour_core
 
-test: lint type
+# The documentation site (docs/, mkdocs.yml): --strict, so a broken link or a page left out of the nav fails.
+docs-build:
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs:  # serves the site on localhost:8000, rebuilt on every edit
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+test: lint type docs-build
 	$(RUN_ENV) $(PY) -m pytest
 
 # The step-up student through the box course (5, 10, 20 cm), straight, from the gantry; the report
