@@ -54,7 +54,7 @@ NODE_MODULES = {
     "parkour_sim.bridge_node": "bridge", "parkour_safety.supervisor_node": "supervisor",
     "parkour_control.policy_node": "policy", "parkour_teleop.script_node": "script",
 }  # fmt: skip
-# issue 22's budget, on 2 cores with the camera on and no other load
+# the graph's budget, on 2 cores with the camera on and no other load
 BUDGET = {"sim_real_time_factor_min": 1.0, "policy_period_wall_p99_ms_max": 25.0, "total_cores_max": 1.2}
 
 

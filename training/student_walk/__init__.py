@@ -1,1 +1,1 @@
-"""Stage 1 of issue 13: DAgger from the installed walking policy into the recurrent depth student (CPU)."""
+"""Stage 1 of the depth student: DAgger from the installed walking policy into the recurrent depth student (CPU)."""

@@ -101,7 +101,7 @@ def test_beta_falls_to_the_students_own_action_and_the_reference_envs_keep_the_t
 
 
 def test_committed_students_load_and_run_their_gait_clock():
-    """The trained bundles under models/ (issue 13) pass load_bundle's SHA-256 checks, were trained under
+    """The trained students under models/ pass load_bundle's SHA-256 checks, were trained under
     the walking policy's gains and clock, and their provenance names the command, seed and commit."""
     from parkour_core.bundles import registry, resolve_bundle
 

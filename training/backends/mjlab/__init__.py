@@ -42,9 +42,9 @@ by ``checks.py depth`` (G1 torso D435 mount of the robot spec, 4 environments, w
    |(x, y, -1)|, equal to our CPU depth image at 87 x 58 deg to 3.4e-7 m.
 
 Cost on warp's CPU device here (2 shared cores, 4 environments): a 58 x 87 render 24-41 ms for all four,
-against 220-300 ms for an env step (smoke_cpu: 10 physics steps of 2 ms); the ray sensor 76-83 ms. On a GPU it is not
-measured (no GPU was lent); mujoco_warp's renderer is built for batched rendering on GPUs, so usable
-cost there is likely but unproven. ``walk_task.py`` takes way 2 (our exact rays, turned per
+against 220-300 ms for an env step (smoke_cpu: 10 physics steps of 2 ms); the ray sensor 76-83 ms. Its cost on a
+GPU is not measured; mujoco_warp's renderer is built for batched rendering on GPUs, so usable cost there
+is likely but unproven. ``walk_task.py`` takes way 2 (our exact rays, turned per
 environment by the camera's mount jitter) with the CPU env's noise, latency and preprocessing in torch
 (``depth.py``).
 """
