@@ -1,35 +1,14 @@
 """The climbing teacher's environment: the G1 on box courses, privileged, on the ``mujoco_cpu`` backend.
 
-- **Robot and physics as the bridge runs them**: the G1 through
-  :class:`~training.envs.mujoco_cpu.BatchedMujoco` at a 2 ms physics step with PD at every step, the
-  walking policy's gains (``models/g1_walk``), targets ``default_q + 0.25 a`` held for a 50 Hz tick and
-  clamped where the supervisor clamps them; targets it would refuse are penalised, and end the episode
-  as a failure with ``refusal_ends_episode``.
-- **Actions start from the walking policy**: the learner's action is a residual on the legs and waist
-  (``residual_on: lower_body``; ``legs``, ``all``), ``a = a_walk + residual_scale * r``, where ``a_walk``
-  is the walking policy's action on its own observation. Its command is the course's, clipped to its
-  trained range, with a yaw rate that steers back to the course's heading (``heading_gain`` times the
-  heading error: the teacher knows its heading, as Isaac Lab's velocity tasks command a heading). With
-  ``r = 0`` the env is the walking policy on the course.
-- **Courses** along +x: ``boxes`` boxes 0.8 m deep and 3 m wide, yawed up to 20 deg, the first near
-  face ``first_m`` ahead, then every ``spacing_m``; a fraction of the episodes is flat ground. The
-  command is (vx, 0, 0), vx U[``speed_mps``], held for the episode, as in ``parkour eval``.
-- **Curriculum, advanced by success**: each environment has a level; its boxes are the level's height
-  +- ``height_jitter_m``. An episode that passes every box moves it up, one that falls (or stops short of
-  half its boxes) moves it down; at the top level a success draws a random level (legged_gym's rule,
-  so the low heights stay in the mix).
-- **Randomization**: the student task's (friction, restitution, torso CoM, pushes).
-- **Observation** ``policy``: the walking policy's own observation and action, the commanded speed, the
-  heading, the privileged height scan (``training.envs.privileged``: 11 x 11 over 0.7 m around the
-  pelvis) and the next box relative to the robot; ``critic`` adds the base's velocity and height above
-  the terrain.
-- **Episodes** end at a fall (tilt, or the base low above both the terrain under it and the lower
-  sole), off the course's lane, at targets the supervisor would refuse if ``refusal_ends_episode`` (each
-  a failure, with the fall's cost), past the course's end (``beyond_m`` past the last box, the eval's
-  success) or at the time limit.
-
-``state_dict`` / ``load_state_dict`` hold everything a step reads (each robot's MuJoCo state, its
-randomized model values and boxes, the random stream, the levels), so a run resumes exactly.
+The learner's action is a residual on the walking policy's (legs and waist), so with a zero residual the
+env is the walking policy on the course, commanded the course's speed and steered to its heading. The
+robot runs as the bridge runs it (2 ms physics, PD every step, the walking policy's gains, targets
+clamped where the supervisor clamps them) under the student task's randomization. Courses are boxes on
+a line along +x, their height set per environment by a curriculum advanced by success; the observation
+adds the height scan and the next box to the walking policy's own. Episodes end at a fall, off the
+lane, optionally at targets the supervisor would refuse (all failures), past the course's end or at the
+time limit. ``state_dict`` / ``load_state_dict`` hold everything a step reads, so a run resumes exactly.
+The whole design, with its reasons: ``docs/training/climb-teacher.md``.
 """
 
 from __future__ import annotations
