@@ -257,7 +257,7 @@ def demo_timing(demo: dict[str, Any]) -> str:
         ["policy period, sim clock", pq(r["policy_period_ms"])],
         ["policy period, wall clock", pq({k: round(v, 1) for k, v in r["policy_period_wall_ms"].items()})],
         [
-            "policy inference (student_step)",
+            f"policy inference ({Path(r['bundle']).name})",
             pq({k: round(v, 2) for k, v in r["policy_inference_ms"].items() if k != "n"}),
         ],
         ["lowstate age at the supervisor (sim clock)", pq(r["lowstate_age_ms"])],

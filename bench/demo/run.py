@@ -1,6 +1,6 @@
-"""`make demo`'s run, kept: the step-up student through the box course, repeated, with provenance.
+"""`make demo`'s run, kept: repeated, with provenance.
 
-Runs exactly what `make demo` runs (parkour sim, student_step, box_course, the straight script, 30 s)
+Runs exactly what `make demo` runs (``parkour sim`` with the Makefile's ``DEMO_ARGS``, read from it)
 ``--runs`` times into scratch folders (runs are not bit-reproducible: the graph's processes interleave
 differently each time) and writes, per run, which boxes it reached, stood on and cleared, whether and
 why it fell, and the first run's whole report and path plot.
@@ -23,8 +23,20 @@ from parkour_core.paths import repo_root
 from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
 
-DEMO_ARGS = ["--bundle", "student_step", "--scene", "box_course",
-             "--script", "sim/scripts/box_course_straight.yaml", "--duration", "30"]  # fmt: skip
+
+def demo_args(makefile: Path | None = None) -> list[str]:
+    """The Makefile's ``DEMO_ARGS``: one place says what `make demo` runs."""
+    import re
+    import shlex
+
+    text = (makefile or repo_root() / "Makefile").read_text()
+    match = re.search(r"^DEMO_ARGS := (.*)$", text, re.MULTILINE)
+    if match is None:
+        raise ValueError("the Makefile has no DEMO_ARGS line")
+    return shlex.split(match.group(1))
+
+
+DEMO_ARGS = demo_args()
 
 
 def run_demo(out: Path) -> dict[str, Any]:
