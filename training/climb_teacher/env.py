@@ -94,9 +94,7 @@ def teacher_observation(
     box_center, box_half, box_yaw, num_boxes = boxes
     yaw = quat.yaw(root_quat)
     walker_obs = walker.observe(q, dq, root_quat, gyro, walker_command(command, yaw, heading_gain), last_action, phase)
-    out = walker.session.run([walker.action_name], {walker.obs_name: walker_obs})[0]
-    clip = float(walker.manifest.action_clip)
-    walker_action = np.clip(out.astype(np.float64), -clip, clip)
+    walker_action = walker.action(walker_obs)
     points = scan_points_world(root_pos, root_quat, _GRID)
     scan = root_pos[:, 2:3] - terrain_height(box_center, box_half, box_yaw, points)
     heading = np.stack([np.cos(yaw), np.sin(yaw)], axis=-1)
@@ -269,7 +267,6 @@ class ClimbEnv:
         feet_pos = s.bodies(self.feet)[0]
         under = terrain_height(self.box_center, self.box_half, self.box_yaw, root_pos[:, None, :2])[:, 0]
         feet_ground = terrain_height(self.box_center, self.box_half, self.box_yaw, feet_pos[..., :2])
-        tops = self.box_center[..., 2] + self.box_half[..., 2]
         on_top = (feet_ground > 0.0) & (feet_pos[..., 2] - ANKLE_ABOVE_SOLE_M - feet_ground < 0.03)
         targets = self.default_q + self.action_scale * np.clip(self.last_action, -self.action_clip, self.action_clip)
         bounds = self.sim.target_bounds
@@ -282,7 +279,7 @@ class ClimbEnv:
         return rewards.State(
             root_pos=root_pos, yaw=yaw, gravity=projected_gravity(root_quat), lin_vel_w=v, ang_vel_b=s.gyro,
             height_above_m=np.maximum(root_pos[:, 2] - under, above_sole),
-            feet_on_top=on_top.sum(axis=1).astype(np.float64), torque=torque, top_m=tops,
+            feet_on_top=on_top.sum(axis=1).astype(np.float64), torque=torque,
         )  # fmt: skip
 
     def next_box(self, root_pos: F, yaw: F) -> F:

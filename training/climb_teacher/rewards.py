@@ -49,7 +49,6 @@ class State:
     height_above_m: F  # base above the terrain under it
     feet_on_top: F  # feet standing on a box top, 0-2
     torque: F  # PD torque estimate at the step's end, (N, J)
-    top_m: F  # (N, B) box tops
 
 
 @dataclass

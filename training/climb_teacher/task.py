@@ -1,10 +1,11 @@
 """The ``climb_teacher`` task: a terrain-aware teacher trained by rsl_rl's PPO, starting from the walking policy.
 
 Config: ``training/configs/climb_teacher.yaml`` (``climb_teacher_tiny.yaml`` for tests); the
-environment is :class:`training.climb_teacher.env.ClimbEnv`. The actor (rsl_rl's ``MLPModel`` with
-empirical normalization) outputs a residual on the walking policy's action; its output layer starts
-scaled by ``climb.residual_init_gain``, so the first policy is the walking policy plus the exploration
-noise. The critic reads the actor's observation and the base's velocity and height.
+environment is :class:`training.climb_teacher.env.ClimbEnv`. The actor (rsl_rl's ``MLPModel``;
+``policy.obs_normalization`` is off in climb_teacher.yaml, see docs/decisions.md) outputs a residual
+on the walking policy's action; its output layer starts scaled by ``climb.residual_init_gain``, so the
+first policy is the walking policy plus the exploration noise. The critic reads the actor's
+observation and the base's velocity and height.
 
 The run resumes exactly (``parkour train run --resume DIR``): the env's state and the figures' window
 go into the runner's checkpoint (:meth:`ClimbTask.state_dict`). ``finish`` writes ``OUT/teacher.pt``:

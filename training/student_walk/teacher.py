@@ -84,6 +84,9 @@ class WalkTeacher:
         return clock.advance(command) if clock is not None else np.zeros(0)
 
     def act(self, q: F, dq: F, quat: F, gyro: F, command: F, last_action: F, phase: F | None = None) -> F:
-        obs = self.observe(q, dq, quat, gyro, command, last_action, phase)
+        return self.action(self.observe(q, dq, quat, gyro, command, last_action, phase))
+
+    def action(self, obs: NDArray[np.float32]) -> F:
+        """The policy's actions (N, 29) on observations ``observe`` built, clipped to the bundle's action clip."""
         out = self.session.run([self.action_name], {self.obs_name: obs})[0].astype(np.float64)
         return np.clip(out, -self.manifest.action_clip, self.manifest.action_clip)
