@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training scripts)
 
-.PHONY: setup lint type docs-build docs test demo demo-hard bench format clean mjlab-smoke readme-tables
+.PHONY: setup lint type docs-build docs test demo demo-hard bench format clean mjlab-smoke doc-tables
 
 setup:
 	bash scripts/setup.sh
@@ -64,9 +64,9 @@ bench:
 	$(RUN_ENV) $(PY) bench/graph/robot.py --out bench/results/graph_robot.json
 	$(PY) bench/summary.py
 
-# README.md's measured tables from their JSON result files (scripts/readme_tables.py; --check in the tests).
-readme-tables:
-	$(PY) scripts/readme_tables.py
+# The measured tables of README.md and docs/ from their JSON result files (scripts/doc_tables.py; --check in the tests).
+doc-tables:
+	$(PY) scripts/doc_tables.py
 
 format:
 	$(RUFF) format $(LINT_DIRS)

@@ -19,5 +19,5 @@ def _load(path: Path, name: str) -> ModuleType:
 
 @pytest.fixture(scope="session")
 def load_script():
-    """Import a script that is not in a package (bench/summary.py, scripts/readme_tables.py) as a module."""
+    """Import a script that is not in a package (bench/summary.py, scripts/doc_tables.py) as a module."""
     return _load

@@ -224,7 +224,7 @@ class CourseConfig:
         0.5,
         3.0,
         doc="the teacher is commanded this times the forward speed the student is: on the course the walking "
-        "policy moves at about half its command (training/student_step/results/teacher_speed.json)",
+        "policy moves at about half its command (results/training/student_step/teacher_speed.json)",
     )
     supervisor_limits: bool = param(
         False,

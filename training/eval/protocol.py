@@ -24,7 +24,7 @@ import numpy as np
 OUTCOMES = ("success", "falls", "stops_at_box", "times_out")
 FAILURES = OUTCOMES[1:]
 
-# The named seed roots. validation: every committed eval (training/eval/baseline) ran with it, so it
+# The named seed roots. validation: every committed eval (results/eval/validation) ran with it, so it
 # is the set models have been chosen on; test: a root never used for choosing, to report a choice.
 SEED_SETS: dict[str, int] = {"validation": 0, "test": 7_919_000}
 DEFAULT_SEED_SET = "validation"

@@ -91,12 +91,12 @@ def test_the_seed_sets_differ_and_a_root_given_by_hand_is_custom():
     trials = [(c, i, t) for c in range(3) for i in range(3) for t in range(3)]
     validation = {trial_seed(SEED_SETS["validation"], *k) for k in trials}
     assert not validation & {trial_seed(SEED_SETS["test"], *k) for k in trials}
-    # Committed evals: those under baseline/ chose among models (validation); those under test_seeds/ report
-    # models already chosen, and only those ran the test set.
-    here = Path(__file__).parent
-    roots = {json.loads(path.read_text())["seed"] for path in (here / "baseline").rglob("eval.json")}
+    # Committed evals: those under results/eval/validation chose among models; those under results/eval/test
+    # report models already chosen, and only those ran the test set.
+    results = Path(__file__).resolve().parents[2] / "results" / "eval"
+    roots = {json.loads(path.read_text())["seed"] for path in (results / "validation").rglob("eval.json")}
     assert roots == {SEED_SETS["validation"]}
-    reported = [json.loads(path.read_text()) for path in (here / "test_seeds").rglob("eval.json")]
+    reported = [json.loads(path.read_text()) for path in (results / "test").rglob("eval.json")]
     assert reported and {(r["seed_set"], r["seed"]) for r in reported} == {("test", SEED_SETS["test"])}
 
 

@@ -1,7 +1,7 @@
 """How far an h1_walk run got: its training curve, its bundle in the training env, its scripted walk in the graph.
 
     python -m training.h1_walk.report --run runs/h1_walk --sim runs/h1_walk_sim \\
-        --out training/h1_walk/results/h1_walk.json
+        --out results/training/h1_walk/h1_walk.json
 
 - **training**: the budget, iterations and env-steps, and the curve's figures (episode length, share of
   episodes ended by a fall, planar speed error) over the first and the last 50 iterations;

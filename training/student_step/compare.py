@@ -15,6 +15,7 @@ computed from the files: no timing.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ LAST = 100  # iterations the trailing figures are averaged over
 
 
 def run_summary(path: Path) -> dict[str, Any]:
-    run = json.loads(path.read_text())
+    """A run's trailing figures from its per-iteration log (``student_step.json``, or gzipped as committed)."""
+    run = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
     rows = run["iterations"]
     tail = rows[-LAST:]
     rate = [r.get("step_up_rate_window", np.nan) for r in rows]

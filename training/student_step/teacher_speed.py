@@ -1,7 +1,7 @@
 """How fast stage 2's teacher (the walking policy plus its step-up reflex) moves along the course.
 
     .venv/bin/python -m training.student_step.teacher_speed \\
-        --out training/student_step/results/teacher_speed.json
+        --out results/training/student_step/teacher_speed.json
 
 DAgger's student learns the teacher's actions, so it cannot be asked to be faster than the teacher
 is. ``parkour eval``'s 1 m/s cells give a trial distance / 1 m/s + 4 s, which on the 10 cm course
