@@ -231,6 +231,30 @@ def eval_rows(*results: dict[str, Any]) -> str:
     return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
+def eval_alone(*results: dict[str, Any]) -> str:
+    """The headline of `parkour eval` rows: per bundle and speed, the success of the trials the bundle drove
+    alone, and beside it the trials the supervisor's BLIND fallback finished (failures in the headline)."""
+    heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
+    if not heights:
+        raise TableError("eval_alone: the sources share no obstacle height")
+    rows = []
+    for result in results:
+        by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
+        for v in sorted({c["speed_mps"] for c in result["cells"]}):
+            cells = []
+            for h in heights:
+                c = by_cell.get((v, h))
+                if c is None:
+                    raise TableError(f"eval_alone: {result['bundle']} has no cell at {v:g} m/s, {h:g} m")
+                cells.append(
+                    f"**{percent(c['success_rate_student_alone'])}** "
+                    f"(+{percent(c['success_rate_blind_finished'])} BLIND-finished)"
+                )
+            name = f"`{Path(result['bundle_path']).name}`"
+            rows.append([name, f"{v:g} m/s", result.get("seed_set", "custom"), str(result["trials_per_cell"]), *cells])
+    return md_table(["bundle", "speed", "seeds", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+
+
 def demo_runs(demo: dict[str, Any]) -> str:
     """ "Demo results": each `make demo` run of bench/results/demo.json, what became of each box."""
     boxes = [b for b in demo["runs"][0]["boxes"] if b != "side_block"]  # the side block is not on the path
@@ -638,6 +662,7 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "eval_low_platforms": eval_low_platforms,
     "compare_walk": compare_walk,
     "eval_rows": eval_rows,
+    "eval_alone": eval_alone,
     "demo_runs": demo_runs,
     "bench_rows": bench_rows,
     "install_downloads": install_downloads,

@@ -1,26 +1,18 @@
-"""Training: `parkour train smoke|student-walk|student-step --out DIR ...`.
+"""Training: `parkour train smoke|run|student-walk|student-step --out DIR ...`.
 
-`parkour train smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]`:
+`smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]` runs PHP's
+chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking teacher by PPO, the
+recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the ONNX-vs-torch parity
+and int8 checks), and the bundle through the simulated graph (DIR/sim). A size is a config
+(training/configs/smoke_tiny.yaml, smoke.yaml; tiny is the tests' size); `--method` runs another
+paper's method (training/methods/<method>) to the same outputs and the same bundle contract.
 
-smoke runs PHP's chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking
-teacher by PPO, the recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the
-ONNX-vs-torch parity and int8 checks), and the bundle through the simulated graph (DIR/sim). Writes
-DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim run's
-summary, the bundle path) and DIR/curves.png. `--size tiny` is the test size (about a minute); a size is
-a config (training/configs/smoke_tiny.yaml, smoke.yaml: task smoke), and an unknown one says which exist.
-`--method hil|llp|hpl` runs another paper's method (training/methods/<method>) to the same outputs
-and the same bundle contract.
-
-`run --config NAME --out DIR [--set KEY=VALUE ...]` trains any task of the one runner (training/rl:
-rsl_rl's storage, PPO and distillation, our task configs and hooks) from its typed config under
-training/configs/. `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab (training/backends/mjlab:
-PHP's teacher, h1_walk, and the walking student, whose bundle is written here once the run is back).
-`student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by DAgger
-(student_walk.yaml); `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger
-+ PPO objective, from stage 1's bundle (`--init`, default models/student_walk; student_step.yaml). On a
-terminal they show a progress bar; otherwise a line every 15 s. DIR/curve.jsonl grows with every
-iteration and DIR/model_latest.pt is saved every run.save_interval iterations, so a killed run keeps
-both.
+`run --config NAME --out DIR [--set KEY=VALUE ...]` trains any task of the one runner (training/rl)
+from its typed config under training/configs/; `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab.
+`student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by
+DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger + PPO,
+from stage 1's bundle (`--init`, default models/student_walk). DIR/curve.jsonl grows with every
+iteration and DIR/model_latest.pt is saved every run.save_interval iterations: a killed run keeps both.
 """
 
 from __future__ import annotations
@@ -138,6 +130,7 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
 
 
 MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
+MJLAB_TEACHER_TASKS = ("php", "php_teacher", "h1_walk")  # PHP's tracking teacher and the H1 velocity task
 MJLAB_STUDENT_TASKS = (
     "student_walk",
     "student_step",
@@ -175,6 +168,12 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
             bundle = export_bundle(out, load_train_config(config, overrides))
             print(f"parkour train run: wrote {Path(out) / (cfg.task + '.json')}, bundle {bundle}")
         return code
+    task = load_train_config(config).task
+    if task not in MJLAB_TEACHER_TASKS:
+        raise ValueError(
+            f"--backend mjlab trains the teachers {', '.join(MJLAB_TEACHER_TASKS)} and the students "
+            f"{', '.join(MJLAB_STUDENT_TASKS)}; {config} is {task}, which runs on mujoco_cpu only"
+        )
     other = sorted(set(overrides) - set(MJLAB_KEYS))
     if other:
         raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
@@ -193,6 +192,15 @@ def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | No
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the training verb the command line names.
+
+    smoke writes DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim
+    run's summary, the bundle path) and DIR/curves.png. `run` trains through training/rl (rsl_rl's
+    storage, PPO and distillation, our task configs and hooks); with `--backend mjlab`
+    (training/backends/mjlab: PHP's teacher, h1_walk and the students) a student's bundle is written
+    here once the run is back. student-walk reads student_walk.yaml, student-step student_step.yaml. On a
+    terminal a run shows a progress bar; otherwise a line every 15 s.
+    """
     if args.train_action == "run" and args.resume is not None:
         if args.config is not None or args.out is not None or args.num_envs is not None or args.backend is not None:
             raise ValueError("--resume RUN_DIR takes the run's own config, folder and environments; drop "
