@@ -4,21 +4,13 @@ A writer process fills a Unitree ``unitree_hg`` LowState_ (G1: 29 motors in 35 s
 bridge does (``fill_lowstate`` + CRC) every 2 ms on an absolute schedule, stamps it with
 CLOCK_MONOTONIC (shared by all processes of the machine) just before ``write``, and a reader process
 stamps each sample as it wakes up with it. One-way latency = reader stamp - writer stamp: serialising,
-the transport, deserialising and the reader's wake-up. Implementations, each a writer/reader pair:
+the transport, deserialising and the reader's wake-up. Implementations, each a writer/reader pair
+(:func:`_one_round`): ours (``parkour_core.dds.DdsLink``), unitree_sdk2py, and rclpy.
 
-- ours: ``parkour_core.dds.DdsLink`` (Cyclone DDS 0.10.2 configured the SDK's way on ``lo``, keep-last-1
-  best-effort writer and reader); the reader blocks on a WaitSet and takes the newest sample, as the
-  supervisor's ``take_latest`` does (older queued samples are dropped, counted as not delivered);
-- unitree_sdk2py: the SDK's own ``ChannelPublisher`` / ``ChannelSubscriber`` with a handler (its default
-  QoS; the handler runs in Cyclone's listener thread), the same message;
-- rclpy: ``sensor_msgs/JointState`` (29 positions, velocities, efforts, names) over Fast DDS
-  (``rmw_fastrtps_cpp``), keep-last-1 best effort, a subscription callback in a single-threaded executor:
-  what the same state costs as a ROS message.
-
-Rounds of ``--seconds`` per implementation, rotating the order, so load on the shared machine hits all
+Rounds of ``--seconds`` per implementation, rotating the order, so load on the machine hits all
 alike. The Cyclone domain is random in 150-199 (never the robot's 0 or the simulators' 1).
 
-    .venv/bin/python bench/dds/lowstate.py --out bench/results/dds_lowstate.json   # about 60 s
+    .venv/bin/python bench/dds/lowstate.py --out bench/results/dds_lowstate.json
 """
 
 from __future__ import annotations
@@ -232,6 +224,17 @@ def run_reader(impl: str, domain: int, out: Path) -> int:
 
 # ------------------------------------------------------------------------------------------- driver
 def _one_round(impl: str, domain: int, hz: float, seconds: float, tmp: Path, k: int) -> tuple[dict, dict]:
+    """One round of ``impl``: a reader and a writer process, each recording to ``tmp``.
+
+    - ours: ``parkour_core.dds.DdsLink`` (Cyclone DDS 0.10.2 configured the SDK's way on ``lo``, keep-last-1
+      best-effort writer and reader); the reader blocks on a WaitSet and takes the newest sample, as the
+      supervisor's ``take_latest`` does (older queued samples are dropped, counted as not delivered);
+    - unitree_sdk2py: the SDK's own ``ChannelPublisher`` / ``ChannelSubscriber`` with a handler (its
+      default QoS; the handler runs in Cyclone's listener thread), the same message;
+    - rclpy: ``sensor_msgs/JointState`` (29 positions, velocities, efforts, names) over Fast DDS
+      (``rmw_fastrtps_cpp``), keep-last-1 best effort, a subscription callback in a single-threaded
+      executor: what the same state costs as a ROS message.
+    """
     me = [sys.executable, str(Path(__file__).resolve()), "--impl", impl, "--domain", str(domain)]
     r_out, w_out = tmp / f"{impl}_{k}_reader.npz", tmp / f"{impl}_{k}_writer.npz"
     # the SDK writes a Cyclone trace file; keep the children's working directory out of the repository

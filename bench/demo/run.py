@@ -3,9 +3,9 @@
 Runs exactly what `make demo` runs (``parkour sim`` with the Makefile's ``DEMO_ARGS``, read from it)
 ``--runs`` times into scratch folders (runs are not bit-reproducible: the graph's processes interleave
 differently each time) and writes, per run, which boxes it reached, stood on and cleared, whether and
-why it fell, and the first run's whole report and path plot.
+why it fell, and the first run's whole report, path plot and filmstrip.
 
-    .venv/bin/python bench/demo/run.py      # bench/results/demo.json, demo_base_path.png (about 5 min)
+    .venv/bin/python bench/demo/run.py   # bench/results/demo.json, demo_base_path.png, demo_filmstrip.png (5 min)
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def run_demo(out: Path) -> dict[str, Any]:
     if done.returncode != 0:
         raise RuntimeError(f"parkour sim exited {done.returncode}:\n{done.stdout}{done.stderr}")
     report = json.loads((out / "report.json").read_text())
-    report.pop("plots", None)
-    report.pop("bag", None)
+    for files in ("plots", "bag", "render"):  # what was written where, not how the run went
+        report.pop(files, None)
     return report
 
 
@@ -88,6 +88,8 @@ def main() -> int:
             if first is None:
                 first = report
                 shutil.copy(run / "base_path.png", args.out.with_name("demo_base_path.png"))
+                if (run / "filmstrip.png").is_file():  # rendering failed: the run's report says why
+                    shutil.copy(run / "filmstrip.png", args.out.with_name("demo_filmstrip.png"))
     boxes = list(outcomes[0]["boxes"]) if outcomes else []
     write_json(
         args.out,

@@ -11,7 +11,7 @@ them alike. torch runs on one thread, as the node would.
 ``CaptureLoop`` and ``DepthCapture`` (stamp, drop accounting, preprocessing), to the policy
 image being ready: the node's path minus the ROS publish.
 
-Run: ``.venv/bin/python bench/depth/capture.py [--frames N] [--out F]`` (about 15 s for 300).
+Run: ``.venv/bin/python bench/depth/capture.py [--frames N] [--out F]`` (writes bench/results/depth_capture.json).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 # As depth_node does: one OpenBLAS thread (several spin against each other on a busy machine and
-# cost preprocess_depth 20-50x). Only effective when this file is the entry point.
+# multiply preprocess_depth's cost many times over). Only effective when this file is the entry point.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse

@@ -4,7 +4,7 @@ Each entry of ``rule_breaker/sitecustomize.py``'s BREAKS removes one row of the 
 transition table or slows one threshold (x 1.5) in the processes of the graph, leaving the config,
 and so the suite's deadlines, as they were; `parkour faults --only <its fault>` must then exit
 non-zero. Writes bench/results/faults_broken_rules.json: per broken rule, the fault, whether the
-suite caught it and the suite's verdict. About 45 s per rule on 2 cores.
+suite caught it and the suite's verdict.
 
     .venv/bin/python bench/faults/broken_rules.py --out bench/results/faults_broken_rules.json
 """

@@ -9,7 +9,7 @@ once with a process keeping one core busy. From the run folders, on the wall clo
 the lowstate age at the supervisor (time since the newest sample reached it), the supervisor's tick
 period, depth exposure -> lowcmd write per command, and each robot node's CPU.
 
-    .venv/bin/python bench/graph/robot.py --out bench/results/graph_robot.json   # about 2 min
+    .venv/bin/python bench/graph/robot.py --out bench/results/graph_robot.json
 """
 
 from __future__ import annotations

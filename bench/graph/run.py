@@ -4,21 +4,13 @@ Each variant is one ``parkour sim`` (G1, bundle ``g1_walk_depth_gated``, the sim
 of ``--duration`` s of sim time, started from its own source tree: this checkout, and ``--baseline``
 (a commit, checked out into a temporary git worktree whose generated bundles link to this checkout's).
 While it runs, every node process is found in /proc by its run folder and its CPU time (user + system,
-all threads) read every 0.2 s, so both variants are measured by this script, not by their own code.
-From the run folders:
-
-- real-time factor with the camera on, and CPU cores per node and in all (CPU seconds per wall second
-  of the bridge's run) and CPU seconds per simulated second;
-- the policy loop period on the sim clock (missed deadlines: a period > 1.5 x nominal) and on the wall
-  clock, the supervisor's tick period on the wall clock, p50/p99/max;
-- the lowstate age at the supervisor and the depth exposure -> lowcmd latency per command (sim clock);
-- this tree's per-callback costs (bridge, supervisor, policy), which the baseline does not record.
+all threads) read every 0.2 s, so both variants are measured by this script, not by their own code
+(what is read from the run folders: :func:`run_variant`).
 
 ``--unpipelined`` adds this tree with ``bridge.lockstep_pipeline: false`` (sim time held at each tick
 until its answers arrive). ``--hog`` adds a variant of this tree with a process keeping one core busy
 beside it. ``--long S`` adds a run of S sim seconds of this tree for the deadline count. The budget
-(``BUDGET``) is checked on this tree's quiet run. Writes the JSON (``--out``) and a PNG beside it:
-CPU per node stacked per variant, and the period histograms.
+(``BUDGET``) is checked on this tree's quiet run. Writes the JSON (``--out``) and a PNG beside it.
 
     .venv/bin/python bench/graph/run.py --baseline 47e704b --duration 60 --unpipelined --hog --long 300
 """
@@ -148,6 +140,15 @@ def _hog() -> subprocess.Popen:
 def run_variant(
     name: str, tree: Path, run_dir: Path, duration_s: float, hog: bool, bridge: dict[str, Any] | None = None
 ) -> dict[str, Any]:
+    """One ``parkour sim`` run of ``tree``, and from its run folder:
+
+    - real-time factor with the camera on, and CPU cores per node and in all (CPU seconds per wall second
+      of the bridge's run) and CPU seconds per simulated second;
+    - the policy loop period on the sim clock (missed deadlines: a period > 1.5 x nominal) and on the wall
+      clock, the supervisor's tick period on the wall clock, p50/p99/max;
+    - the lowstate age at the supervisor and the depth exposure -> lowcmd latency per command (sim clock);
+    - this tree's per-callback costs (bridge, supervisor, policy), which the baseline does not record.
+    """
     run_dir = run_dir.resolve()  # the variant runs in its own tree
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -208,6 +209,7 @@ def budget(current: dict[str, Any]) -> dict[str, Any]:
 
 
 def plot(variants: dict[str, dict[str, Any]], out: Path) -> None:
+    """The PNG: CPU per node stacked per variant, and the period histograms."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -3,21 +3,14 @@
 The ONNX is holosoma-inference's ``models/loco/g1_29dof/ppo_g1_29dof.onnx``: ``models/g1_walk`` is
 that file in a bundle (same SHA-256, checked here). Both sides see the same robot states and velocity
 commands, tick by tick, in alternating blocks of ``--block`` ticks (rotating who goes first), so the
-shared machine's load hits both alike:
-
-- ours: ``PolicyRunner.step`` on ``models/g1_walk`` (gait clock, observation from the manifest's terms,
-  onnxruntime with 1 intra-op thread, clip, scale, default pose), in this process (.venv);
-- holosoma: its ``LocomotionPolicy`` loop body (apply the velocity, advance the phase,
-  ``policy_action()``: observation + ONNX + clip + scale + default pose + send) with only the robot
-  interface and the operator inputs stubbed (bench/holosoma/peer.py), in a child process in
-  .venv-bench (bench/holosoma/setup.sh installs its dependency tree there; the runtime venv has
-  holosoma-inference as files only). Its ONNX session is its own (default SessionOptions). Its
-  ``rl_inference`` (observation + ONNX + clip + scale) is timed as well.
+machine's load hits both alike. Ours: ``PolicyRunner.step`` on ``models/g1_walk`` (gait clock,
+observation from the manifest's terms, onnxruntime with 1 intra-op thread, clip, scale, default pose),
+in this process (.venv); holosoma: its own loop (:class:`Peer`), in a child process in .venv-bench.
 
 Each keeps its own previous action and gait phase; ``max_target_diff_rad`` compares the joint targets
 the two computed, tick by tick, over the whole run (the observation contract, checked end to end).
 
-    .venv/bin/python bench/holosoma/run.py --out bench/results/holosoma_loop.json   # about 15 s
+    .venv/bin/python bench/holosoma/run.py --out bench/results/holosoma_loop.json
 """
 
 from __future__ import annotations
@@ -68,7 +61,14 @@ def make_inputs(default_q: np.ndarray, ticks: int, seed: int) -> dict[str, np.nd
 
 
 class Peer:
-    """holosoma's loop in its own venv, driven block by block over a pipe."""
+    """holosoma's loop in its own venv, driven block by block over a pipe.
+
+    Its ``LocomotionPolicy`` loop body (apply the velocity, advance the phase, ``policy_action()``:
+    observation + ONNX + clip + scale + default pose + send) with only the robot interface and the
+    operator inputs stubbed (bench/holosoma/peer.py), in .venv-bench (bench/holosoma/setup.sh installs its
+    dependency tree there; the runtime venv has holosoma-inference as files only). Its ONNX session is its
+    own (default SessionOptions). Its ``rl_inference`` (observation + ONNX + clip + scale) is timed as well.
+    """
 
     def __init__(self, inputs_path: Path, out_path: Path, model: Path) -> None:
         cmd = [str(BENCH_PY), str(PEER), "--inputs", str(inputs_path), "--model", str(model), "--out", str(out_path)]

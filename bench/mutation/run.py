@@ -9,15 +9,10 @@ in TESTS, and writes per file: mutants, killed, survived, timeouts and other out
 killed / (total - equivalent) and the raw score killed / total, and every mutant not killed with its
 mutated line before and after. Survivors that cannot change any observable behaviour are classified
 ``equivalent`` by bench/mutation/equivalent.yaml, keyed by file, function and the mutated line (never
-by mutmut's mutant number, which changes when code moves).
-
-mutmut 3 imports the mutated copy from a ``mutants/`` folder and names modules after their path, so it
-cannot run on src/parkour_core/parkour_core/ in place: the run happens in a work folder (default
-bench/mutation/work/, git-ignored, made afresh each run) holding a copy of the package, the mutmut
-configuration below and a link to the real test folder, which the tests then import the mutated
-package through. Property tests (hypothesis) run with a fixed seed and at most --max-examples
-examples each (PARKOUR_HYPOTHESIS_MAX_EXAMPLES, read by src/parkour_core/test/conftest.py), so a run
-is repeatable and the normal test suite keeps its own settings.
+by mutmut's mutant number, which changes when code moves). The run happens in a work folder
+(:func:`prepare` says why). Property tests (hypothesis) run with a fixed seed and at most
+--max-examples examples each (PARKOUR_HYPOTHESIS_MAX_EXAMPLES, read by src/parkour_core/test/conftest.py),
+so a run is repeatable and the normal test suite keeps its own settings.
 """
 
 from __future__ import annotations
@@ -90,6 +85,12 @@ def mutmut_config() -> str:
 
 
 def prepare(work: Path) -> None:
+    """Make the work folder afresh: a copy of the package, the mutmut configuration, a link to the tests.
+
+    mutmut 3 imports the mutated copy from a ``mutants/`` folder and names modules after their path, so it
+    cannot run on src/parkour_core/parkour_core/ in place: the work folder (default bench/mutation/work/,
+    git-ignored) holds the copy, and the tests, through the link, import the mutated package.
+    """
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(PACKAGE, work / "parkour_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

@@ -1,48 +1,17 @@
 """The students that ship, and a PHP-sized one: our runtime path against plain onnxruntime, side by side.
 
-A control tick runs the recurrent student; on ticks where the 30 Hz camera has published a frame
-the depth backbone runs first. For each model below, the implementations see the same recorded
-ticks (robot states, commands, depth frames) in alternating blocks of ticks (``--block``, 50) in a
-rotating order, so machine load hits them alike while each runs in the steady state a policy node
-has. Every session gets the same intra-op thread count (``--threads``, default 1: the policy node's
-setting), the process is pinned to that many cores.
+A control tick runs the recurrent student; on ticks where the 30 Hz camera has published a frame the
+depth backbone runs first. Models: ``student_walk`` and ``student_step``, the trained students in
+``models/`` exactly as committed files; ``php_random``, a PHP-sized student (11.6M parameters) with
+RANDOM weights (seed 0): the size PHP deploys, not a policy. Implementations per model: ``ours_fp32``
+and ``ours_int8`` (:class:`Ours`), ``plain_ort_fp32`` (:class:`PlainOrt`), ``torch_eager``
+(:class:`TorchEager`). All replay the same recorded ticks (:func:`recording`) in alternating blocks
+(:func:`measure`) with the same intra-op thread count (``--threads``, default 1: the policy node's
+setting), the process pinned to that many cores. Each implementation's actions are compared with plain
+onnxruntime fp32 over the whole rollout (``max_action_error_vs_plain_ort_fp32``).
 
-Models:
-
-- ``student_walk`` and ``student_step``: the trained students in ``models/`` (fp32, 654,965
-  parameters each), exactly the committed files;
-- ``php_random``: a PHP-sized student (11.6M parameters) with RANDOM weights (seed 0): the size PHP
-  deploys, not a policy; its actions stay within about +-0.1.
-
-Implementations per model:
-
-- ``ours_fp32``: parkour_core's PolicyRunner on the fp32 bundle (``set_depth`` when a frame is new,
-  then ``step``): the whole runtime path, observation building included;
-- ``ours_int8``: the same on the int8 variant, only where that variant passes the exporter's int8
-  check: worst action error at most ``training.export.student.INT8_RELATIVE_TOLERANCE`` (2 %) of the
-  fp32 actions' range, over three simulator recordings of 1500 ticks (``calibration.CHECK_SEEDS``;
-  the first is the head of the timed recording). The shipped students are quantised from their
-  fp32 ONNX (``quantize_bundle``), never overwriting ``models/``; the PHP student is exported int8.
-  Both are calibrated on frames of another recording (``calibration.CALIBRATION_SEED``);
-- ``plain_ort_fp32``: plain onnxruntime (default SessionOptions, the same thread count) on the same
-  fp32 ONNX files, fed an observation built beforehand, so only its two ``run`` calls are timed;
-- ``torch_eager``: the same weights in torch (``checkpoint.pt`` for the trained students, the seed
-  for the random one), for reference.
-
-Inputs (``training.export.calibration``): each trained student drives the simulated G1
-(RobotSim + SimDepthSensor: 87x58 ray cast, training noise, 60-80 ms latency) on platform courses
-(5-20 cm, as ``parkour eval`` on low platforms), starting from the default pose; the recorded ticks
-are then replayed open loop into every implementation (each keeps its own hidden state, previous
-action and gait clock, reset where the recording's episodes start). The PHP student replays
-``student_step``'s recordings.
-
-Each implementation's actions are compared with plain onnxruntime fp32 over the whole rollout
-(``max_action_error_vs_plain_ort_fp32``). A second pass on the PHP student interleaves tick by tick
-(``cold_cache``): every step then starts on the caches the other model's 46 MB filled.
-
-Run: ``.venv/bin/python bench/policy/run.py --out bench/results`` (about 5 minutes on the shared
-2-core machine; recordings and int8 variants are cached under the temp folder, so a rerun takes
-about 3).
+Run: ``.venv/bin/python bench/policy/run.py --out bench/results`` (writes policy.json and a PNG there;
+recordings and int8 variants are cached under the temp folder, so a rerun skips making them).
 """
 
 from __future__ import annotations
@@ -122,7 +91,14 @@ def _code_digest() -> bytes:
 
 
 def recording(bundle: Bundle, ticks: int, seed: int, cache: Path) -> SimRecording:
-    """``bundle`` driving the simulated G1 for ``ticks`` (cached: about 15 ms of wall time per tick here)."""
+    """``bundle`` driving the simulated G1 for ``ticks``, cached under ``cache`` (simulating is slow).
+
+    ``training.export.calibration``: RobotSim + SimDepthSensor (87x58 ray cast, training noise, 60-80 ms
+    latency) on platform courses (5-20 cm, as ``parkour eval`` on low platforms), starting from the default
+    pose. The recorded ticks (robot states, commands, depth frames) are then replayed open loop into every
+    implementation, each keeping its own hidden state, previous action and gait clock, reset where the
+    recording's episodes start. The PHP student replays ``student_step``'s recordings.
+    """
     key = _digest(str(sorted(bundle.manifest.files.items())).encode(), _code_digest(), f"{ticks} {seed}".encode())
     path = cache / "recordings" / f"{bundle.manifest.name}_seed{seed}_{ticks}_{key}.pkl"
     if path.is_file():
@@ -189,7 +165,14 @@ def _failed(error: ParityError, frames: int) -> Int8Verdict:
 
 
 def int8_of_shipped(bundle: Bundle, frames: list[np.ndarray], check: Rollout, cache: Path) -> Int8Verdict:
-    """The shipped fp32 bundle quantised (sim-calibrated) into the cache, checked on ``check``."""
+    """The shipped fp32 bundle quantised (sim-calibrated) into the cache, checked on ``check``.
+
+    Quantised from its fp32 ONNX (``quantize_bundle``), never overwriting ``models/``, calibrated on frames
+    of another recording (``calibration.CALIBRATION_SEED``). ``ours_int8`` runs only where the variant
+    passes the exporter's int8 check: worst action error at most
+    ``training.export.student.INT8_RELATIVE_TOLERANCE`` of the fp32 actions' range, over the simulator
+    recordings of ``calibration.CHECK_SEEDS`` (the first is the head of the timed recording).
+    """
     out = cache / "int8" / f"{bundle.manifest.name}_{_frames_digest(frames, check)}"
     if not (out / MANIFEST).is_file():
         print(f"quantising {bundle.path} to int8 in {out}")
@@ -202,7 +185,11 @@ def int8_of_shipped(bundle: Bundle, frames: list[np.ndarray], check: Rollout, ca
 
 
 def php_bundles(frames: list[np.ndarray], check: Rollout, cache: Path) -> tuple[Bundle, Int8Verdict]:
-    """The random PHP student: its fp32 bundle, and its int8 one if that passes (exported about 15 s each)."""
+    """The random PHP student: its fp32 bundle, and its int8 one if that passes (both cached).
+
+    The PHP student is exported int8 directly (no shipped fp32 bundle to quantise), calibrated as
+    :func:`int8_of_shipped`'s. Its actions stay within about +-0.1.
+    """
     digest = _frames_digest(frames, check)
     fp32_dir = cache / f"student_random_php_seed{SEED}_fp32_{digest}"
     if not (fp32_dir / MANIFEST).is_file():
@@ -251,7 +238,10 @@ class Observer:
 
 
 class Ours:
-    """PolicyRunner on a bundle: the policy node's whole path (set_depth on a new frame, step)."""
+    """PolicyRunner on a bundle: the policy node's whole path (set_depth on a new frame, step).
+
+    Observation building included; ``ours_fp32`` on the fp32 bundle, ``ours_int8`` on the int8 variant.
+    """
 
     def __init__(self, bundle: Bundle, threads: int) -> None:
         self.runner = PolicyRunner(bundle, intra_op_threads=threads)
@@ -269,7 +259,10 @@ class Ours:
 
 
 class PlainOrt:
-    """Default onnxruntime sessions on the fp32 files, ``threads`` intra-op threads, our own hidden state."""
+    """Default onnxruntime sessions on the fp32 files, ``threads`` intra-op threads, our own hidden state.
+
+    Fed an observation built beforehand, so only its two ``run`` calls are timed.
+    """
 
     def __init__(self, bundle: Bundle, threads: int) -> None:
         import onnxruntime as ort
@@ -314,7 +307,8 @@ class PlainOrt:
 
 
 class TorchEager:
-    """The same weights in torch, ``threads`` threads."""
+    """The same weights in torch, ``threads`` threads, for reference (``checkpoint.pt`` for the trained
+    students, the seed for the random one)."""
 
     def __init__(self, bundle: Bundle, backbone: Any, student: Any) -> None:
         import torch
@@ -376,9 +370,11 @@ class Measured:
 
 def measure(impls: dict[str, Any], rollout: Rollout, warmup: int, block: int, period_s: float = 0.0) -> Measured:
     """``block`` ticks of one implementation, then the next (rotating who goes first): 1 interleaves tick
-    by tick, so every step finds the caches the other models left; larger blocks let each run in the
-    steady state a policy node has, while all share the same stretch of machine noise. Ticks before
-    ``warmup`` run but are not timed. Each implementation resets where the rollout's episodes start."""
+    by tick, so every step finds the caches the other models left (the PHP student's ``cold_cache`` pass:
+    every step starts on the caches the other model's 46 MB filled); larger blocks (``--block``, 50) let
+    each run in the steady state a policy node has, while all share the same stretch of machine noise.
+    Ticks before ``warmup`` run but are not timed. Each implementation resets where the rollout's episodes
+    start."""
     names = list(impls)
     total = len(rollout)
     starts = set(rollout.starts)
@@ -399,8 +395,8 @@ def measure(impls: dict[str, Any], rollout: Rollout, warmup: int, block: int, pe
                 actions[name].append(np.asarray(action, dtype=np.float64))
                 if k >= warmup:
                     times[name].append(elapsed)
-        # With a period, paced like the policy node's timer (measured: it raised every p50 with colder
-        # caches and did not shield the tails), so the default runs back to back.
+        # With a period, paced like the policy node's timer; pacing raises every p50 with colder caches and
+        # does not shield the tails, so the default runs back to back.
         next_tick += period_s
         pause = next_tick - time.perf_counter()
         if pause > 0:

@@ -6,11 +6,11 @@ and must keep it standing 3 s on its own; any move to DAMP or a fall fails it. P
 models x 2 and 5 ms physics steps x the PD torque every step or held from command to command
 (Unitree's simulators) x command gaps of 0, 20 and 50 ms every 0.5 s (their phase drawn per seed);
 and, held at 5 ms steps, 30 % and 50 % of the commands lost at random (a controller the host starves).
-"before" is the stand damping before it was bounded for commands lost at random (knees kd 10,
-shoulder yaw and elbows 2, wrists 0.3); "old" before it was bounded for held torque at all (ankles
-kd 10, wrists 2, hip yaw 7.5, waist roll and pitch 10). Both are given as supervisor.stand_gains.
+"before" is the stand damping not bounded for commands lost at random (knees kd 10, shoulder yaw
+and elbows 2, wrists 0.3); "old" not bounded for held torque at all (ankles kd 10, wrists 2, hip yaw
+7.5, waist roll and pitch 10). Both are given as supervisor.stand_gains.
 
-    .venv/bin/python bench/standup/run.py        # writes bench/results/standup.json (about 10 min)
+    .venv/bin/python bench/standup/run.py        # writes bench/results/standup.json
 """
 
 from __future__ import annotations

@@ -6,22 +6,13 @@
 The runner collects, then updates, each on both cores (MuJoCo's and torch's threads). An
 actor-learner split (one core collecting while the other updates on the previous rollout, one
 update of policy lag) could do better only if one of the two leaves a core idle. This bench measures
-each part's cost on ONE core and on two, and from them two ceilings no schedule on two cores can beat:
-
-- **pipelined**: collection on one core and the update on the other, overlapped:
-  ``max(collect_1, update_1)`` per iteration;
-- **ideal packing**: all the work of an iteration spread over both cores with no idle time and no
-  overhead: ``(collect_1 + update_1) / 2``.
-
-Both are reported as env-steps/s beside the sequential runner's measured rate, for the config as it
-is (fp32) and with the depth CNN under bf16 autocast (``torch.autocast("cpu", torch.bfloat16)``
-around the backbone in acting and in the update; fp32 weights, the same model). ``--baseline``
-adds the training loop of an earlier commit (under this tree's OpenMP wait policy, see
-``env_steps.py``), so each ceiling is also a ratio to it, measured in the same run.
-
-Each run is a fresh process (threads are fixed when torch and the rollout start); the kinds alternate
-over ``--blocks`` so they share the machine's drift. Writes JSON with per-iteration medians and p99,
-the ceilings, the ratios, the command and the commit.
+each part's cost on ONE core and on two, and from them two ceilings no schedule on two cores can beat
+(pipelined and ideal packing, defined where :func:`main` computes them), as env-steps/s beside the
+sequential runner's rate, in fp32 and with the depth CNN under bf16 autocast (fp32 weights, the same
+model). ``--baseline`` adds an earlier commit's training loop (as ``env_steps.py`` runs it, under this
+tree's OpenMP wait policy), so each ceiling is also a ratio to it. Each run is a fresh process (threads
+are fixed when torch and the rollout start); the kinds alternate over ``--blocks`` so they share the
+machine's drift. Writes JSON: per-iteration medians and p99, the ceilings, ratios, command and commit.
 """
 
 from __future__ import annotations
@@ -132,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
                           "iteration_s": percentiles(wall),
                           "env_steps_per_s_median": samples / float(np.median(wall))}  # fmt: skip
     baseline = float(np.median(baseline_rates)) if baseline_rates else None
+    # pipelined: collection on one core and the update on the other, overlapped: max(collect_1, update_1)
+    # per iteration. ideal packing: all the work of an iteration spread over both cores with no idle time
+    # and no overhead: (collect_1 + update_1) / 2. bf16: torch.autocast("cpu", torch.bfloat16) around the
+    # backbone in acting and in the update.
     ceilings = {}
     for precision in ("fp32", "bf16"):
         one = kinds_out[f"{precision} 1 core"]

@@ -3,29 +3,14 @@
     .venv/bin/python bench/training/env_steps.py --config student_walk --iterations 12 \\
         --out bench/results/training_env_steps.json
 
-In one process, alternating blocks so both share the machine's noise:
-
-- **bare MuJoCo**: ``BatchedMujoco`` with the task's robot, environment count, physics step,
-  decimation and PD servos, holding the default pose: the physics alone (``mujoco.rollout`` over
-  the environments plus the per-environment state refresh), ``--bare-steps`` policy steps a block;
-- **the task**: ``training.rl.train``'s runner on the config (its environment, teacher, student and
-  update), ``--iterations`` iterations a block after one warm-up iteration.
-
-Where the task's time goes is measured by wrapping the methods that do the work with timers:
-physics (``BatchedMujoco.step``), ray-cast depth (``DepthPipeline.after_physics``: ray casts, noise
-model, preprocessing), the student's and the teacher's observation terms (parkour_core, one
-environment at a time), the teacher's policy (onnxruntime), the privileged observation, the
-student's forward pass and the storage (``alg.act``, ``alg.process_env_step``), the update
-(``alg.update``) and the rest (Python glue). Reported per env-step (microseconds) and as fractions.
-
-``--baseline COMMIT`` adds a third block kind: the same task's training loop as it was at COMMIT
-(checked out into a temporary git worktree, its generated walking-policy bundle linked to this
-checkout's), run for ``--baseline-minutes`` in a subprocess between the other blocks, its
-per-iteration rates read from its own result file (the first iteration, a warm-up, left out). It
-runs twice a block: as it ran (torch's OpenMP wait policy as given to this bench: unset unless you
-set it) and under this tree's (``training/__init__.py``: PASSIVE unless set), so the ratio can be
-read with and without that setting.
-
+In one process, alternating blocks so both share the machine's noise: bare MuJoCo (:func:`bare_block`:
+the task's robot, environment count, physics step, decimation and PD servos holding the default pose,
+``--bare-steps`` policy steps a block) and the task (``training.rl.train``'s runner on the config,
+``--iterations`` iterations a block after one warm-up), its time split by :class:`Timers`.
+``--baseline COMMIT`` adds a third block kind: the same task's training loop as it was at COMMIT, for
+``--baseline-minutes`` in a subprocess, run twice a block: as it ran (torch's OpenMP wait policy as
+given to this bench: unset unless you set it) and under this tree's (``training/__init__.py``: PASSIVE
+unless set), so the ratio can be read with and without that setting (:func:`baseline_block`).
 Writes JSON with medians and p1/p99 of the per-iteration rates, the ratios task / bare and task /
 baseline, the breakdown, the command and the commit.
 """
@@ -52,7 +37,14 @@ from parkour_core.stats import write_json  # noqa: E402
 
 
 class Timers:
-    """Accumulated wall time of wrapped methods (class attributes, so every instance is timed)."""
+    """Accumulated wall time of wrapped methods (class attributes, so every instance is timed).
+
+    Where the task's time goes: physics (``BatchedMujoco.step``), ray-cast depth (``DepthPipeline``: ray
+    casts, noise model, preprocessing), the student's and the teacher's observation terms (parkour_core,
+    one environment at a time), the teacher's policy (onnxruntime), the privileged observation, the
+    student's forward pass and the storage (``alg.act``, ``alg.process_env_step``), the update
+    (``alg.update``) and the rest (Python glue). Reported per env-step (microseconds) and as fractions.
+    """
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -95,7 +87,10 @@ def task_sim(task: Any) -> Any:
 
 
 def bare_block(task: Any, steps: int) -> list[float]:
-    """Env-steps/s of each policy step of a BatchedMujoco like the task's, holding the default pose."""
+    """Env-steps/s of each policy step of a BatchedMujoco like the task's, holding the default pose.
+
+    The physics alone: ``mujoco.rollout`` over the environments plus the per-environment state refresh.
+    """
     from training.envs.mujoco_cpu import BatchedMujoco
 
     sim = task_sim(task)
@@ -127,7 +122,11 @@ r = run_student_walk(sys.argv[2], "walk", 0, "cpu", None, float(sys.argv[3]), lo
 
 def baseline_block(tree: Path, minutes: float, out: Path, wait_policy: str | None) -> list[float]:
     """The training loop of ``tree`` (an earlier commit) for ``minutes``: its per-iteration env-steps/s.
-    ``wait_policy``: torch's OpenMP wait policy for it (None: unset, libgomp's default, as that loop ran)."""
+    ``wait_policy``: torch's OpenMP wait policy for it (None: unset, libgomp's default, as that loop ran).
+
+    ``tree`` is a temporary git worktree (:func:`baseline_tree`) with its generated walking-policy bundle
+    linked to this checkout's; the rates are read from its own result file, the first iteration (a
+    warm-up) left out."""
     import json
     import subprocess
 

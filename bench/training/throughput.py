@@ -6,18 +6,11 @@ HybridPPO on the recurrent depth student (the student tasks).
     python bench/training/throughput.py --device cuda --envs 4096 16384                       # GPU machine
 
 For every env count N it times one training iteration of the learner the way the one runner
-(``training.rl.runner.Runner``) runs it, on random observations of the tasks' shapes:
-``num_steps_per_env`` times ``alg.act`` + ``alg.process_env_step`` over N observations (the acting
-cost per env step: actor sample, critic value, normalizers, storage), then ``compute_returns`` +
-``update`` (``num_epochs`` x ``num_mini_batches`` over the N x T batch). The algorithms are built by
-rsl_rl from the train configs the tasks hand the runner (``training.rl.task_cfg``): the teacher is
-rsl_rl's ``PPO`` on the MLP actor and critic (``ppo_mlp_cfg``; no schedule: ``k_name`` K), the
-student ``HybridPPO`` on the depth student (``DepthRecurrentModel``: depth CNN + GRU + MLP, recurrent
-mini-batches) with an MLP critic on the privileged observation (``hybrid_student_cfg``), at k = 0
-(pure DAgger) and k = K/4 (both terms). The simulator is not in these numbers (the environments are
-timed by their own backends: mjlab's smoke reports env-steps/s); ``env_steps_per_s`` is N x T over
-the learner's time per iteration, the ceiling the learner puts on a training run. Widths and PPO
-settings are the configs' (``--teacher-config``, ``--student-config``: the paper's by default).
+(``training.rl.runner.Runner``) runs it, on random observations of the tasks' shapes
+(:func:`time_learner`). The simulator is not in these numbers (the environments are timed by their
+own backends: mjlab's smoke reports env-steps/s); ``env_steps_per_s`` is N x T over the learner's
+time per iteration, the ceiling the learner puts on a training run. Widths and PPO settings are the
+configs' (``--teacher-config``, ``--student-config``: the paper's by default).
 
 Writes bench/results/training_throughput.json (``--out``).
 """
@@ -77,7 +70,13 @@ def observations(role: str, n: int, device: str, gen: torch.Generator) -> Tensor
 
 
 def build(role: str, cfg: TrainConfig, obs: TensorDict, device: str) -> Any:
-    """The role's algorithm as rsl_rl's runner builds it from the task's train config."""
+    """The role's algorithm as rsl_rl's runner builds it from the task's train config.
+
+    The train configs are those the tasks hand the runner (``training.rl.task_cfg``): the teacher is
+    rsl_rl's ``PPO`` on the MLP actor and critic (``ppo_mlp_cfg``; no schedule: ``k_name`` K), the student
+    ``HybridPPO`` on the depth student (``DepthRecurrentModel``: depth CNN + GRU + MLP, recurrent
+    mini-batches) with an MLP critic on the privileged observation (``hybrid_student_cfg``).
+    """
     if role == "teacher_ppo":
         train_cfg = ppo_mlp_cfg(cfg, ["policy"], ["policy"])
     else:
@@ -90,6 +89,13 @@ def build(role: str, cfg: TrainConfig, obs: TensorDict, device: str) -> Any:
 
 
 def time_learner(*, role: str, cfg: TrainConfig, num_envs: int, k: int, device: str, repeats: int, seed: int) -> dict:
+    """One learner iteration at ``num_envs``, timed ``repeats`` times.
+
+    ``num_steps_per_env`` times ``alg.act`` + ``alg.process_env_step`` over N observations (the acting
+    cost per env step: actor sample, critic value, normalizers, storage), then ``compute_returns`` +
+    ``update`` (``num_epochs`` x ``num_mini_batches`` over the N x T batch). The student runs at k = 0
+    (pure DAgger) and k = K/4 (both terms).
+    """
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     obs = observations(role, num_envs, device, gen)

@@ -24,7 +24,7 @@ def test_h1_stands_up_stands_and_damps_in_the_simulated_graph(tmp_path, domains)
     dds_domain, ros_domain = domains
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--robot", "h1", "--duration", "12", "--out", str(out)]
-    cmd += ["--domain", str(dds_domain), "--ros-domain-id", str(ros_domain), "--no-bag"]
+    cmd += ["--domain", str(dds_domain), "--ros-domain-id", str(ros_domain), "--no-bag", "--no-render"]
     proc = subprocess.run(cmd, cwd=REPO, env=graph_env(ros_domain), capture_output=True, text=True, timeout=600)
     logs = "\n".join(p.read_text()[-2000:] for p in sorted((out / "logs").glob("*.log"))) if out.exists() else ""
     assert proc.returncode == 0, proc.stdout + proc.stderr + logs
@@ -58,6 +58,7 @@ def test_h1_stands_up_stands_and_damps_in_the_simulated_graph(tmp_path, domains)
 
     report = json.loads((out / "report.json").read_text())
     assert report["robot"] == "h1" and report["modes"] == ["DAMP", "STAND_UP", "STAND", "DAMP"]
+    assert report["render"]["skipped"] == "--no-render" and not (out / "filmstrip.png").exists()
     assert report["base_height_m"]["min"] > 0.9
 
 

@@ -35,7 +35,7 @@ def test_swaps_while_walking(tmp_path, domains):
     # 16 s of sim time: the script's clock starts 1-3 s in (once robot state and /clock flow), and the
     # last swap, at script time 10 s, needs its shadow ticks and answer before the run ends.
     cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--config", str(config), "--duration", "16"]
-    cmd += ["--out", str(out), "--domain", str(dds_domain), "--ros-domain-id", str(ros_domain)]
+    cmd += ["--no-render", "--out", str(out), "--domain", str(dds_domain), "--ros-domain-id", str(ros_domain)]
     proc = subprocess.run(cmd, cwd=REPO, env=graph_env(ros_domain), capture_output=True, text=True, timeout=600)
     logs = "\n".join(p.read_text()[-2000:] for p in sorted((out / "logs").glob("*.log"))) if out.exists() else ""
     assert proc.returncode == 0, proc.stdout + proc.stderr + logs

@@ -6,9 +6,9 @@ procedure from the gantry: stand up on the band, activate on the band, lower it 
 policy walks, walk 0.5 m/s, damp. Judged from what the nodes wrote.
 
 The robot graph runs on the stand-in's clock (``--sim-clock``), which holds for the supervisor's and
-the policy's answers: on wall time the outcome is the host's scheduling (a stand-in stalled 54 ms on a
-busy CI machine was rightly damped for stale lowstate; a controller starved 40 ms left the held torque
-on long enough to carry a joint past its limit), so that run is a benchmark (bench/graph/robot.py).
+the policy's answers: on wall time the outcome is the host's scheduling (a stand-in stalled for tens of
+ms on a busy machine is rightly damped for stale lowstate; a controller starved as long leaves the held
+torque on long enough to carry a joint past its limit), so that run is a benchmark (bench/graph/robot.py).
 """
 
 import numpy as np

@@ -4,9 +4,13 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from parkour_core.config import load_config
+from parkour_sim.filmstrip import FRAME_H, FRAME_W
+from parkour_sim.render import FRAMES, STATE_HZ
 
 from .conftest import REPO, graph_env
 
@@ -47,3 +51,17 @@ def test_g1_walks_through_the_whole_graph(tmp_path, domains):
     if report["depth_age_source"] == "bridge":
         # Sim time from exposure to publication: the drawn latency, rounded up to a physics step.
         assert cam.latency_min_s * 1e3 <= report["depth_age_ms"]["p50"] <= cam.latency_max_s * 1e3 + 2.0
+    # Pictures of the run, rendered after the graph stopped from the states the bridge kept: the whole
+    # qpos at STATE_HZ over the 17 s, and a filmstrip of FRAMES frames side by side.
+    with np.load(out / "trajectory.npz") as states:
+        t, qpos = states["t"], states["qpos"]
+    assert abs(len(t) - 17 * STATE_HZ) <= 1, len(t)
+    assert t[-1] == pytest.approx(17.0, abs=1.0 / STATE_HZ) and np.all(np.diff(t) > 0)
+    assert qpos.shape == (len(t), 36)  # the G1's floating base (7) and 29 joints
+    assert qpos[-1, 0] - qpos[0, 0] > 2.0  # it walked: the base's x, as forward_displacement_m says
+    render = report["render"]
+    assert render["filmstrip"] == "filmstrip.png" and render["frames"] == FRAMES, render
+    assert (render["mp4"] == "run.mp4") == (out / "run.mp4").is_file()
+    with Image.open(out / "filmstrip.png") as strip:
+        assert strip.size == (FRAMES * FRAME_W, FRAME_H)
+    assert "rendered filmstrip.png" in proc.stdout

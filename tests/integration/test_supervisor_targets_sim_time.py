@@ -2,8 +2,9 @@
 late they reach its process.
 
 The simulator holds sim time at each policy tick until its own copy of that tick's targets has come;
-the supervisor's copy travels separately, and on a busy host it once came four supervisor ticks (20 ms
-of sim time) late, so a NaN the policy published was acted on late. Here that lag is made on purpose:
+the supervisor's copy travels separately, and on a busy host it can come several supervisor ticks
+(tens of ms of sim time) late, so a NaN the policy published would be acted on late. Here that lag is
+made on purpose:
 the supervisor reads its targets through a relay that passes each message on ``RELAY_DELAY_S`` of wall
 time late, while the bridge and the policy talk directly. The real graph walks the G1; the supervisor's
 sim-time age of the targets it used in ACTIVE must never pass one policy period. Nothing is timed.

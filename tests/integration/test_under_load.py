@@ -26,6 +26,7 @@ def test_a_busy_core_slows_the_simulation_but_the_robot_walks_on(tmp_path, domai
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "parkour_bringup.cli", "sim", "--bundle", "g1_walk_depth_gated", "--duration", "60",
            "--no-bag", "--out", str(out), "--domain", str(dds_domain), "--ros-domain-id", str(ros_domain)]  # fmt: skip
+    cmd.append("--no-render")
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         proc = subprocess.run(cmd, cwd=REPO, env=graph_env(ros_domain), capture_output=True, text=True, timeout=1500)

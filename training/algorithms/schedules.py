@@ -5,16 +5,8 @@ The DAgger weight decays linearly over the first half of training to a floor of 
 
     lambda_D(k) = max(0.1, 1 - k / (K / 2))
 
-Our choices where the text leaves room (the paper is not in this workspace; each is one function):
-
-- ``lambda_PPO = 1 - lambda_D``. PHP gates the adaptive learning rate on ``lambda_PPO > 0.1``, so
-  lambda_PPO must grow from (near) zero; the complement of lambda_D is the simplest weight that
-  does, and it keeps the two weights summing to one. It is 0 at k = 0 and 0.9 from k = 0.45 K on.
-- "Relaxed on the same schedule": the termination threshold follows the same linear ramp
-  ``min(1, k / (K / 2))`` as lambda_D, from 0.5 m at k = 0 to 1.0 m at k = K / 2 and after.
-  The 0.1 floor clips lambda_D from k = 0.45 K; the threshold keeps relaxing until K / 2.
-- The adaptive learning rate (rsl-rl's KL rule) is on once ``lambda_PPO > 0.1``, i.e. for
-  k > 0.05 K; before that the learning rate stays at its initial value.
+Our choices where the text leaves room (the paper is not in this workspace) are one function each:
+:func:`ppo_weight`, :func:`termination_threshold`, :func:`adaptive_lr_enabled`.
 """
 
 from __future__ import annotations
@@ -53,19 +45,32 @@ def dagger_weight(k: int, total: int) -> float:
 
 
 def ppo_weight(k: int, total: int) -> float:
-    """lambda_PPO(k) = 1 - lambda_D(k) (our reading of PHP, see the module docstring)."""
+    """lambda_PPO(k) = 1 - lambda_D(k), our reading of PHP.
+
+    PHP gates the adaptive learning rate on ``lambda_PPO > 0.1``, so lambda_PPO must grow from (near) zero;
+    the complement of lambda_D is the simplest weight that does, and it keeps the two weights summing to
+    one. It is 0 at k = 0 and 0.9 from k = 0.45 K on.
+    """
     return 1.0 - dagger_weight(k, total)
 
 
 def termination_threshold(
     k: int, total: int, start: float = ORIGINAL_TERMINATION_M, end: float = RELAXED_TERMINATION_M
 ) -> float:
-    """The student's tracking-error termination threshold (m), relaxed from ``start`` to ``end`` by K / 2."""
+    """The student's tracking-error termination threshold (m), relaxed from ``start`` to ``end`` by K / 2.
+
+    "Relaxed on the same schedule": the same linear ramp ``min(1, k / (K / 2))`` as lambda_D, from 0.5 m
+    at k = 0 to 1.0 m at k = K / 2 and after. The 0.1 floor clips lambda_D from k = 0.45 K; the threshold
+    keeps relaxing until K / 2.
+    """
     return start + (end - start) * ramp(k, total)
 
 
 def adaptive_lr_enabled(k: int, total: int) -> bool:
-    """True once lambda_PPO > 0.1: only then may the KL rule change the learning rate."""
+    """True once lambda_PPO > 0.1: only then may the KL rule (rsl-rl's) change the learning rate.
+
+    That is for k > 0.05 K; before that the learning rate stays at its initial value.
+    """
     return ppo_weight(k, total) > ADAPTIVE_LR_GATE
 
 

@@ -5,30 +5,13 @@ start distance U[1.5, 3] m at 1 m/s and U[3, 4.5] m at 2 m/s; success = the robo
 advances 1.5 m past it without falling within the horizon. N instances x M trials per cell
 (default 100 x 5; --quick: 2 x 1), over worker processes. Each trial runs the policy node's runner,
 the supervisor's core (its rules, clamps and fallback gait) and the simulated camera in one
-process; --graph also runs each cell's first instance through the full DDS graph. --courses K adds
-K courses of 3-10 boxes (success rate and distance). --depth-ablation runs the same trials with the
-camera seeing flat ground (no obstacles) from the same pose: how much the student's success owes
-to its depth.
+process; --graph also runs each cell's first instance through the full DDS graph. The headline is
+the student driving alone; the fallback gait's (BLIND's) successes are counted beside it. Seeds:
+--seed-set validation (the default) is for choosing among models, --seed-set test only to report
+the model chosen. --bundles A B ... runs several bundles on the same trials and compares them.
 
-An evaluation that cannot flatter:
-
-- The headline is the student driving alone. The supervisor's fallback gait (BLIND) is another
-  policy: each cell gives the success of the trials the student drove alone first, and beside it
-  the successes BLIND finished and the number of trials BLIND drove in.
-- Seeds come in named sets (training/eval/protocol.py, SEED_SETS): --seed-set validation (the
-  default, the set every committed eval ran on) is for choosing among models; --seed-set test is
-  held out, to report the model chosen, and must not be used to choose. --seed N is an experiment,
-  recorded as the `custom` set.
-- --bundles A B ... runs several bundles over the same cells, instances, trials and seeds, in one
-  command (one commit, one pool of workers), and writes a comparison beside each bundle's own
-  outputs, so a choice between them is made on like trials.
-
-Writes DIR/eval.json (command, commit, date, the bundle's manifest SHA-256, seed_set and seed;
-cells: speed_mps, height_m, trials, success_rate_student_alone, success_rate_blind_finished,
-blind_trials, success_rate, student_alone_trials, failure_modes, ...), DIR/trials.json (every
-trial, with its noise seed), DIR/eval.md and DIR/eval_heatmap.png. With --bundles: each bundle's
-files under DIR/<label>/ (the bundle's folder name, made unique), and DIR/compare.json and
-DIR/compare.md (one row per bundle per cell, and each bundle's manifest SHA-256 and trial-seed hash).
+Writes DIR/eval.json, DIR/trials.json, DIR/eval.md and DIR/eval_heatmap.png; with --bundles each
+bundle's files under DIR/<label>/ and DIR/compare.json and DIR/compare.md.
 """
 
 from __future__ import annotations
@@ -190,6 +173,29 @@ def compare_rows(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the eval the command line asks for; an evaluation that cannot flatter.
+
+    - The headline is the student driving alone. The supervisor's fallback gait (BLIND) is another
+      policy: each cell gives the success of the trials the student drove alone first, and beside it
+      the successes BLIND finished and the number of trials BLIND drove in.
+    - Seeds come in named sets (training/eval/protocol.py, SEED_SETS): --seed-set validation (the
+      default, the set every committed eval ran on) is for choosing among models; --seed-set test is
+      held out, to report the model chosen, and must not be used to choose. --seed N is an experiment,
+      recorded as the `custom` set.
+    - --bundles A B ... runs several bundles over the same cells, instances, trials and seeds, in one
+      command (one commit, one pool of workers), and writes a comparison beside each bundle's own
+      outputs, so a choice between them is made on like trials.
+    - --courses K adds K courses of 3-10 boxes (success rate and distance). --depth-ablation runs the
+      same trials with the camera seeing flat ground (no obstacles) from the same pose: how much the
+      student's success owes to its depth.
+
+    DIR/eval.json holds the command, commit, date, the bundle's manifest SHA-256, seed_set and seed;
+    cells: speed_mps, height_m, trials, success_rate_student_alone, success_rate_blind_finished,
+    blind_trials, success_rate, student_alone_trials, failure_modes, ...; DIR/trials.json every trial,
+    with its noise seed. With --bundles, each bundle's files go under DIR/<label>/ (the bundle's folder
+    name, made unique), and DIR/compare.json and DIR/compare.md hold one row per bundle per cell, and
+    each bundle's manifest SHA-256 and trial-seed hash.
+    """
     import numpy as np
 
     from parkour_core.bundle import load_bundle

@@ -3,20 +3,7 @@
 Every YAML under ``training/configs/`` is read through :func:`load_train_config`; trainers, the
 mjlab adapter and the throughput bench get a typed :class:`TrainConfig`, never raw dicts. A bad
 file fails with a message naming the key, the value and what is allowed (the same parser as the
-stack's ``parkour_core.config``).
-
-Provenance of the defaults (each YAML repeats the values it relies on, with the same notes):
-
-- **PHP (paper)**: 16384 envs, 20K iterations, MLP [2048, 1024, 512, 256, 128] ELU, student
-  learning rate 3e-4, DAgger coefficient 10, lambda_D = max(0.1, 1 - k / (K / 2)), termination
-  0.5 m relaxed to 1.0 m, DeepMimic sigmas (see ``RewardConfig``).
-- **PHP (released code, amazon-far/php_parkour ``wbt_training/config_values``)**: student PPO 2
-  epochs x 96 mini-batches, entropy 0.001, initial action std 0.01; teacher 5 epochs, entropy
-  0.005, initial std 1.0, learning rate 1e-3; domain randomization ranges and 0.5 m body/anchor
-  termination with 0.8 orientation threshold.
-- **rsl-rl defaults** everywhere PHP states nothing: 24 steps per env, clip 0.2, gamma 0.99,
-  lambda 0.95, value coefficient 1.0, clipped value loss, adaptive schedule with desired KL 0.01,
-  gradient-norm clip 1.0, 4 mini-batches.
+stack's ``parkour_core.config``). Where the defaults come from: :class:`TrainConfig`.
 """
 
 from __future__ import annotations
@@ -374,6 +361,21 @@ TASKS = (
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """One training run's config. Provenance of the defaults (each YAML repeats the values it relies on,
+    with the same notes):
+
+    - PHP (paper): 16384 envs, 20K iterations, MLP [2048, 1024, 512, 256, 128] ELU, student learning rate
+      3e-4, DAgger coefficient 10, lambda_D = max(0.1, 1 - k / (K / 2)), termination 0.5 m relaxed to
+      1.0 m, DeepMimic sigmas (see ``RewardConfig``).
+    - PHP (released code, amazon-far/php_parkour ``wbt_training/config_values``): student PPO 2 epochs x
+      96 mini-batches, entropy 0.001, initial action std 0.01; teacher 5 epochs, entropy 0.005, initial
+      std 1.0, learning rate 1e-3; domain randomization ranges and 0.5 m body/anchor termination with 0.8
+      orientation threshold.
+    - rsl-rl defaults everywhere PHP states nothing: 24 steps per env, clip 0.2, gamma 0.99, lambda 0.95,
+      value coefficient 1.0, clipped value loss, adaptive schedule with desired KL 0.01, gradient-norm
+      clip 1.0, 4 mini-batches.
+    """
+
     task: str = param("php", choices=TASKS, doc="what the config trains (training.tasks)")
     kind: str = param("teacher", choices=("teacher", "student"))
     env: EnvConfig = field(default_factory=EnvConfig)

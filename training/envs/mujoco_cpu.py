@@ -1,21 +1,9 @@
 """The batched plain-MuJoCo backend (CPU): N robots, each with its own MjModel copy, stepped by ``mujoco.rollout``.
 
-- **Scene**: ``parkour_sim.scene.build_model`` (the robot's MJCF, the floor, the depth camera at the
-  mount) with ``max_boxes`` box slots. An environment's terrain is written into its slots
-  (:meth:`BatchedMujoco.set_terrain`); unused slots are parked far below the floor with collisions
-  off. Every model has the same size, as ``mujoco.rollout`` requires, and each environment owns its
-  copy, so domain randomization and terrain are per environment.
-- **PD control like the robot**: the motor actuators become MuJoCo position servos with the robot's
-  gains, ``tau = kp (q* - q) - kd dq`` clamped to the effort limit, evaluated at every physics step
-  (500 Hz) in C: the law ``parkour_sim.physics.RobotSim`` applies in Python, with zero feed-forward
-  torque and target velocity. The policy runs every ``decimation`` physics steps (10: 50 Hz).
-- **Stepping**: one ``Rollout.rollout`` call per policy step over the batch (``nthread`` threads),
-  then each environment's data is refreshed at the final state (positions, velocities and sensors;
-  no constraint solve), so observations and rewards see the state after the step, not the one
-  before its last integration. Every intermediate physics state is kept
-  (:attr:`BatchedMujoco.substep_states`): the student's camera exposes on its own clock from them.
-- The solver warm start is zero at the start of each policy step (``rollout`` does not return it),
-  which keeps results independent of how the batch is split across threads.
+Each environment owns its copy of one model layout (every model has the same size, as
+``mujoco.rollout`` requires), so domain randomization and terrain are per environment. The motors
+are PD servos like the robot's (:func:`make_pd_servos`); the scene, its box slots and the stepping:
+:class:`BatchedMujoco`.
 """
 
 from __future__ import annotations
@@ -53,7 +41,11 @@ def _slot_scene(max_boxes: int) -> dict:
 
 
 def make_pd_servos(model: mujoco.MjModel, actuators: NDArray[np.int64], kp: F, kd: F, tau_limit: F) -> None:
-    """Turn torque motors into ``tau = clamp(kp (ctrl - q) - kd dq, +-tau_limit)`` position servos."""
+    """Turn torque motors into ``tau = clamp(kp (ctrl - q) - kd dq, +-tau_limit)`` position servos.
+
+    The robot's gains, evaluated at every physics step (500 Hz) in C: the law
+    ``parkour_sim.physics.RobotSim`` applies in Python, with zero feed-forward torque and target velocity.
+    """
     model.actuator_gaintype[actuators] = mujoco.mjtGain.mjGAIN_FIXED
     model.actuator_gainprm[actuators, :] = 0.0
     model.actuator_gainprm[actuators, 0] = kp
@@ -68,7 +60,20 @@ def make_pd_servos(model: mujoco.MjModel, actuators: NDArray[np.int64], kp: F, k
 
 
 class BatchedMujoco:
-    """N robots on one model layout; see the module docstring. Arrays are in the robot's joint order."""
+    """N robots on one model layout. Arrays are in the robot's joint order.
+
+    - Scene: ``parkour_sim.scene.build_model`` (the robot's MJCF, the floor, the depth camera at the
+      mount) with ``max_boxes`` box slots. An environment's terrain is written into its slots
+      (:meth:`set_terrain`); unused slots are parked far below the floor with collisions off.
+    - The policy runs every ``decimation`` physics steps (10: 50 Hz).
+    - Stepping: one ``Rollout.rollout`` call per policy step over the batch (``nthread`` threads), then
+      each environment's data is refreshed at the final state (positions, velocities and sensors; no
+      constraint solve), so observations and rewards see the state after the step, not the one before
+      its last integration. Every intermediate physics state is kept (:attr:`substep_states`): the
+      student's camera exposes on its own clock from them.
+    - The solver warm start is zero at the start of each policy step (``rollout`` does not return it),
+      which keeps results independent of how the batch is split across threads.
+    """
 
     def __init__(
         self,

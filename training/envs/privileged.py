@@ -1,22 +1,8 @@
 """The teacher's privileged observation: small named terms, batched, pure numpy.
 
-The order is data (:data:`PRIVILEGED_TERMS`), like the student's terms in a bundle manifest. Each
-term maps a :class:`PrivilegedInput` (N environments) to an (N, dims) array:
-
-| term | dims | meaning |
-| --- | --- | --- |
-| ``ref_joint_pos`` | 29 | reference joint positions minus the default pose |
-| ``ref_joint_vel`` | 29 | reference joint velocities |
-| ``anchor_pos_error_b`` | 3 | reference pelvis position minus the robot's, in the robot's pelvis frame |
-| ``anchor_ori_error_b`` | 6 | rotation from the robot's pelvis to the reference's (first two matrix columns) |
-| ``pelvis_pos_w`` | 3 | global pelvis position (the reference's world = the terrain's frame) |
-| ``pelvis_ori_w`` | 6 | global pelvis orientation (first two matrix columns) |
-| ``pelvis_lin_vel_w`` | 3 | global pelvis linear velocity |
-| ``pelvis_ang_vel_b`` | 3 | pelvis angular velocity, body frame (the IMU's gyro) |
-| ``joint_pos`` | 29 | joint positions minus the default pose |
-| ``joint_vel`` | 29 | joint velocities |
-| ``actions`` | 29 | the previous action |
-| ``height_scan`` | 121 | pelvis height above the terrain on an 11 x 11 grid over 0.7 m x 0.7 m |
+The order is data (:data:`PRIVILEGED_TERMS`, which says what each term means), like the student's
+terms in a bundle manifest. Each term maps a :class:`PrivilegedInput` (N environments) to an
+(N, dims) array.
 
 The height scan is analytic (the terrain is yaw-only boxes on a floor at z = 0): the grid is centred
 on the pelvis and turns with its heading; each point reads ``pelvis_z - terrain height``.
@@ -147,17 +133,18 @@ TERM_FUNCTIONS: dict[str, Callable[[PrivilegedInput], F]] = {
 }
 
 PRIVILEGED_TERMS: tuple[PrivilegedTerm, ...] = (
-    PrivilegedTerm("ref_joint_pos", 29),
-    PrivilegedTerm("ref_joint_vel", 29),
-    PrivilegedTerm("anchor_pos_error_b", 3),
-    PrivilegedTerm("anchor_ori_error_b", 6),
-    PrivilegedTerm("pelvis_pos_w", 3),
-    PrivilegedTerm("pelvis_ori_w", 6),
-    PrivilegedTerm("pelvis_lin_vel_w", 3),
-    PrivilegedTerm("pelvis_ang_vel_b", 3),
-    PrivilegedTerm("joint_pos", 29),
-    PrivilegedTerm("joint_vel", 29),
-    PrivilegedTerm("actions", 29),
+    PrivilegedTerm("ref_joint_pos", 29),  # reference joint positions minus the default pose
+    PrivilegedTerm("ref_joint_vel", 29),  # reference joint velocities
+    PrivilegedTerm("anchor_pos_error_b", 3),  # reference pelvis position minus the robot's, in the robot's pelvis frame
+    PrivilegedTerm("anchor_ori_error_b", 6),  # rotation from the robot's pelvis to the reference's (first two columns)
+    PrivilegedTerm("pelvis_pos_w", 3),  # global pelvis position (the reference's world = the terrain's frame)
+    PrivilegedTerm("pelvis_ori_w", 6),  # global pelvis orientation (first two matrix columns)
+    PrivilegedTerm("pelvis_lin_vel_w", 3),  # global pelvis linear velocity
+    PrivilegedTerm("pelvis_ang_vel_b", 3),  # pelvis angular velocity, body frame (the IMU's gyro)
+    PrivilegedTerm("joint_pos", 29),  # joint positions minus the default pose
+    PrivilegedTerm("joint_vel", 29),  # joint velocities
+    PrivilegedTerm("actions", 29),  # the previous action
+    # pelvis height above the terrain on an 11 x 11 grid over 0.7 m x 0.7 m
     PrivilegedTerm("height_scan", SCAN_POINTS_PER_SIDE**2),
 )
 

@@ -1,22 +1,7 @@
 """PHP's domain randomization on a MuJoCo model: friction, restitution, torso CoM, pushes.
 
-Per episode (drawn at reset, written into that environment's own MjModel copy):
-
-- **Friction.** PHP draws a static coefficient U[0.4, 1.3] and a kinetic one U[0.4, 1.1] (kinetic
-  clipped to at most the static one, as PhysX materials require). MuJoCo has one sliding coefficient
-  per geom and a soft contact model in which a loaded contact always creeps a little, so there is no
-  separate sticking threshold to set: we use the **kinetic** draw as MuJoCo's sliding friction (the
-  coefficient that bounds the tangential force while a foot slips, the case the policy must survive)
-  and keep the static draw in the record. ``friction_used`` selects "static" or "mean" instead. The
-  value goes on every collision geom, robot and terrain alike (MuJoCo takes the larger of the two
-  geoms' coefficients), and on the model's explicit contact pairs (the G1's feet against the floor).
-- **Restitution** U[0, 0.5] becomes the contact's damping ratio in ``solref = (timeconst, dampratio)``:
-  a damped spring bounces back with ``e = exp(-zeta pi / sqrt(1 - zeta^2))``, so
-  ``zeta = -ln e / sqrt(pi^2 + ln^2 e)`` (e = 0 -> zeta = 1, critically damped; e = 0.5 -> 0.22). The
-  contact's impedance softens this, so the bounce is approximate; the time constant is kept.
-- **Torso CoM offset**: ``body_ipos`` of the torso moved by x U[-2.5, 2.5] cm, y and z U[-5, 5] cm
-  (BeyondMimic's ranges: PHP names the randomization, not the numbers).
-
+Per episode (drawn at reset by :func:`draw_physics`, written into that environment's own MjModel copy
+by :class:`ModelRandomizer`): friction, restitution as the contact's damping ratio, the torso's CoM.
 During the episode, :class:`Pushes`: after a quiet time U[1, 5] s, a horizontal force of U[0, 30] N
 in a random direction on the torso for U[1, 3] s (PHP's 1-3 s), then the next quiet time. The force
 magnitudes and quiet times are ours.
@@ -92,13 +77,31 @@ class PhysicsDraw:
 
 
 def restitution_to_dampratio(e: F) -> F:
-    """Damping ratio of a spring-damper contact whose bounce has restitution ``e`` (0 -> 1)."""
+    """Damping ratio of a spring-damper contact whose bounce has restitution ``e`` (0 -> 1).
+
+    A damped spring bounces back with ``e = exp(-zeta pi / sqrt(1 - zeta^2))``, so
+    ``zeta = -ln e / sqrt(pi^2 + ln^2 e)`` (e = 0 -> zeta = 1, critically damped; e = 0.5 -> 0.22). It goes
+    into ``solref = (timeconst, dampratio)``; the contact's impedance softens this, so the bounce is
+    approximate; the time constant is kept.
+    """
     e = np.asarray(e, dtype=np.float64)
     log_e = np.log(np.maximum(e, 1e-12))
     return np.where(e > 0.0, -log_e / np.sqrt(np.pi**2 + log_e**2), 1.0)
 
 
 def draw_physics(cfg: RandomizationConfig, n: int, rng: np.random.Generator) -> PhysicsDraw:
+    """One episode's draws for ``n`` environments.
+
+    - Friction: PHP draws a static coefficient U[0.4, 1.3] and a kinetic one U[0.4, 1.1] (kinetic clipped
+      to at most the static one, as PhysX materials require). MuJoCo has one sliding coefficient per geom
+      and a soft contact model in which a loaded contact always creeps a little, so there is no separate
+      sticking threshold to set: we use the kinetic draw as MuJoCo's sliding friction (the coefficient
+      that bounds the tangential force while a foot slips, the case the policy must survive) and keep the
+      static draw in the record. ``friction_used`` selects "static" or "mean" instead.
+    - Restitution U[0, 0.5] becomes the contact's damping ratio (:func:`restitution_to_dampratio`).
+    - Torso CoM offset: x U[-2.5, 2.5] cm, y and z U[-5, 5] cm (BeyondMimic's ranges: PHP names the
+      randomization, not the numbers).
+    """
     static = rng.uniform(*cfg.static_friction, size=n)
     kinetic = np.minimum(rng.uniform(*cfg.kinetic_friction, size=n), static)
     used = {"kinetic": kinetic, "static": static, "mean": 0.5 * (static + kinetic)}[cfg.friction_used]
@@ -120,7 +123,12 @@ class ModelRandomizer:
         self.nominal_ipos = model.body_ipos[self.torso].copy()
 
     def apply(self, model: mujoco.MjModel, draw: PhysicsDraw, i: int) -> None:
-        """Write environment ``i``'s draw into ``model`` (that environment's own copy)."""
+        """Write environment ``i``'s draw into ``model`` (that environment's own copy).
+
+        The friction goes on every collision geom, robot and terrain alike (MuJoCo takes the larger of the
+        two geoms' coefficients), and on the model's explicit contact pairs (the G1's feet against the
+        floor); the CoM offset moves the torso's ``body_ipos``.
+        """
         g = self.contact_geoms
         model.geom_friction[g, 0] = draw.friction[i]
         model.geom_solref[g, 0] = self.nominal_geom_solref[g, 0]

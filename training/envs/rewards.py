@@ -6,16 +6,8 @@ error and ``exp(-1)`` when the error is one sigma. PHP's sigmas: body position 0
 orientation 0.4 rad, all with weight 1. Regularizers: action rate -0.1, joint limits -10,
 self-contact -0.5. The reward is not scaled by the control period.
 
-Our reading where the text leaves room (each is one function below):
-
-- The **body** terms compare the robot's bodies with the reference's bodies *re-anchored* on the
-  robot (BeyondMimic): the reference is moved so its anchor's planar position and heading match the
-  robot's (its height kept), so a pelvis drift is paid once, by the anchor terms, and not again by
-  every body. Body errors are means over the tracked bodies; velocities are world-frame.
-- **Tracking error** (what the 0.5 m termination checks, and the DAgger mask): the mean distance
-  between the robot's and the reference's tracked bodies in the world (drift included).
-- **Joint limits**: the sum over joints of how far each is outside 90 % of its range.
-- **Self-contact**: the number of contacts between two of the robot's own geoms.
+Our reading where the text leaves room is one function each below: :func:`reanchor` (the body
+terms), :func:`tracking_error`, :func:`joint_limit_violation` and the self-contact count.
 """
 
 from __future__ import annotations
@@ -85,7 +77,7 @@ class RewardInput:
     joint_max: F  # (J,)
     action: F  # (N, J)
     prev_action: F  # (N, J)
-    self_contacts: F  # (N,) count
+    self_contacts: F  # (N,) the number of contacts between two of the robot's own geoms
 
 
 def gaussian(err: F, sigma: float) -> F:
@@ -104,7 +96,12 @@ def yaw_quat(q: F) -> F:
 
 
 def reanchor(reference: BodyState, robot: BodyState, anchor: int) -> BodyState:
-    """The reference moved onto the robot: anchor planar position and heading matched, height kept."""
+    """The reference moved onto the robot: anchor planar position and heading matched, height kept.
+
+    The body terms compare the robot's bodies with the reference's bodies re-anchored on the robot
+    (BeyondMimic), so a pelvis drift is paid once, by the anchor terms, and not again by every body. Body
+    errors are means over the tracked bodies; velocities are world-frame.
+    """
     ref_anchor_pos = reference.pos[:, anchor]
     delta_pos = robot.pos[:, anchor].copy()
     delta_pos[:, 2] = ref_anchor_pos[:, 2]
@@ -133,7 +130,10 @@ def squared_errors(inp: RewardInput) -> dict[str, F]:
 
 
 def joint_limit_violation(q: F, q_min: F, q_max: F, soft_factor: float) -> F:
-    """Sum over joints of the distance outside the soft range (``soft_factor`` of the range, centred)."""
+    """Sum over joints of the distance outside the soft range (``soft_factor`` of the range, centred).
+
+    PHP's joint-limit term, read as the distance outside 90 % of each joint's range.
+    """
     centre = 0.5 * (q_min + q_max)
     half = 0.5 * (q_max - q_min) * soft_factor
     return np.sum(np.maximum(q - (centre + half), 0.0) + np.maximum((centre - half) - q, 0.0), axis=-1)
@@ -163,7 +163,10 @@ def total_reward(terms: dict[str, F], cfg: RewardConfig = RewardConfig()) -> F:
 
 
 def tracking_error(robot_body_pos: F, reference_body_pos: F) -> F:
-    """Mean world distance (m) between the robot's and the reference's tracked bodies, (N,)."""
+    """Mean world distance (m) between the robot's and the reference's tracked bodies, (N,).
+
+    What the 0.5 m termination checks, and the DAgger mask: drift included.
+    """
     return np.mean(np.linalg.norm(robot_body_pos - reference_body_pos, axis=-1), axis=-1)
 
 

@@ -1,29 +1,15 @@
 """The depth student's environment: the robot's own observation, a simulated D435i, the 2D command.
 
 It runs a :class:`~training.envs.tracking.TrackingEnv` (same physics, rewards, randomization and
-references) and adds what the student sees:
+references) and adds what the student sees: proprioception through ``parkour_core``
+(:meth:`StudentEnv.policy_observation`, exactly what the policy node computes on the robot), the
+command in the robot's heading frame (:func:`command_in_heading_frame`) and the depth image
+(:class:`DepthPipeline`).
 
-- **Proprioception** through ``parkour_core``: ``observation_input`` + ``build_observation`` with the
-  student bundle's manifest (its ordered terms, scales and discrete-command spec), exactly what the
-  policy node computes on the robot.
-- **Command** from the reference's per-frame command: the commanded world velocity turned into the
-  robot's heading frame (vx, vy), and a yaw rate ``clip(wrap(heading_cmd - yaw), -1, 1)`` rad/s
-  steering toward the commanded heading; the manifest's discrete (speed level, heading sector) command
-  is derived from it by ``parkour_core.command``.
-- **Depth** from ``parkour_sim.depth_camera``: a raycast ``SimDepthCamera`` per environment, exposed on
-  a 30 Hz grid with a random phase, each exposure at the exact physics sub-step (2 ms) it falls on;
-  ``make_depth_frame`` adds the training noise (per-frame offset +-3 cm, pixel noise, holes) and runs
-  ``parkour_core.depth.preprocess_depth``; a ``FrameSchedule`` holds every frame for a latency drawn
-  in [60, 80] ms; the policy sees the newest published frame at each 50 Hz tick (so its age at use is
-  the latency plus up to one tick and one camera period, as on the robot). **Extrinsic jitter**: per
-  episode the camera mount moves by U[-2.5, 2.5] cm per axis and turns by U[-2.5, 2.5] deg about each
-  axis (written into that environment's model). At reset the camera is taken to have been running
-  with the robot in its start state: its grid over the last latency + period is replayed, so the
-  newest published frame and the frames in flight are what a live camera would hold.
-- **For DAgger**: ``obs["privileged"]`` is the teacher's observation of the same state, and
-  ``info["expert_terminated"]`` is True where the tracking error exceeds the teachers' 0.5 m (the
-  label is not usable); the episode itself ends at ``termination_m`` (relaxed up to 1.0 m by the
-  distillation schedule: set ``env.termination_m``).
+For DAgger, ``obs["privileged"]`` is the teacher's observation of the same state, and
+``info["expert_terminated"]`` is True where the tracking error exceeds the teachers' 0.5 m (the
+label is not usable); the episode itself ends at ``termination_m`` (relaxed up to 1.0 m by the
+distillation schedule: set ``env.termination_m``).
 """
 
 from __future__ import annotations
@@ -86,7 +72,13 @@ class StudentConfig:
 
 
 def command_in_heading_frame(command_vel_world: F, command_heading: F, root_quat: F) -> F:
-    """(N, 3) body commands (vx, vy, yaw rate) from world velocity commands and commanded headings."""
+    """(N, 3) body commands (vx, vy, yaw rate) from world velocity commands and commanded headings.
+
+    From the reference's per-frame command: the commanded world velocity turned into the robot's heading
+    frame (vx, vy), and a yaw rate ``clip(wrap(heading_cmd - yaw), -1, 1)`` rad/s steering toward the
+    commanded heading; the manifest's discrete (speed level, heading sector) command is derived from it by
+    ``parkour_core.command``.
+    """
     yaw = quat.yaw(root_quat)
     c, s = np.cos(yaw), np.sin(yaw)
     vx = c * command_vel_world[:, 0] + s * command_vel_world[:, 1]
@@ -96,7 +88,19 @@ def command_in_heading_frame(command_vel_world: F, command_heading: F, root_quat
 
 
 class DepthPipeline:
-    """Per environment: camera, noise stream, frame schedule and the newest published policy image."""
+    """Per environment: camera, noise stream, frame schedule and the newest published policy image.
+
+    A raycast ``SimDepthCamera`` (``parkour_sim.depth_camera``) per environment, exposed on a 30 Hz grid
+    with a random phase, each exposure at the exact physics sub-step (2 ms) it falls on;
+    ``make_depth_frame`` adds the training noise (per-frame offset +-3 cm, pixel noise, holes) and runs
+    ``parkour_core.depth.preprocess_depth``; a ``FrameSchedule`` holds every frame for a latency drawn in
+    [60, 80] ms; the policy sees the newest published frame at each 50 Hz tick (so its age at use is the
+    latency plus up to one tick and one camera period, as on the robot). Extrinsic jitter: per episode
+    the camera mount moves by U[-2.5, 2.5] cm per axis and turns by U[-2.5, 2.5] deg about each axis
+    (written into that environment's model). At reset the camera is taken to have been running with the
+    robot in its start state: its grid over the last latency + period is replayed, so the newest
+    published frame and the frames in flight are what a live camera would hold.
+    """
 
     def __init__(self, tracking: TrackingEnv, cfg: CameraConfig, spec: DepthSpec, seed: int) -> None:
         self.env, self.cfg, self.spec = tracking, cfg, spec
@@ -189,7 +193,10 @@ class DepthPipeline:
 
 
 class StudentEnv:
-    """See the module docstring. ``step`` returns obs = {"policy", "depth", "privileged"}, reward, done, info."""
+    """The student's view of a TrackingEnv (see the module docstring).
+
+    ``step`` returns obs = {"policy", "depth", "privileged"}, reward, done, info.
+    """
 
     def __init__(
         self,

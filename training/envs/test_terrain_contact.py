@@ -1,7 +1,8 @@
 """The batched backend's terrain slots collide like a compiled box: the same steps as ``RobotSim``.
 
-Regression: the world body's bounding-volume tree was built around the parked slots, so once
-``set_terrain`` moved a box the midphase culled every foot-box contact and the feet went through it.
+What this guards: the world body's bounding-volume tree is built around the parked slots, so unless
+it follows a box that ``set_terrain`` moves, the midphase culls every foot-box contact and the feet go
+through the box.
 """
 
 import numpy as np

@@ -2,20 +2,9 @@
 
 N environments, each tracking one :class:`~training.envs.reference.Reference` on its terrain,
 stepped together by :class:`~training.envs.mujoco_cpu.BatchedMujoco` (PD at 500 Hz, policy at 50 Hz).
-
-- **Actions** use the robot's contract: joint targets ``default_q + action_scale * action`` (the
-  student bundle's mapping, so teacher and student actions are the same quantity for DAgger).
-- **Reset** ``reset(env_ids, start_frames, ref_ids)`` puts each environment at a reference frame:
-  root pose and velocity, joint positions and velocities, and draws its domain randomization. An
-  external sampler chooses the start frames (PHP's adaptive sampling from failure regions:
-  ``training.algorithms.sampling.AdaptiveStartSampler`` draws start phases,
-  :func:`frames_from_phases` turns them into frames). With ``auto_reset`` the environment resets
-  finished episodes itself through ``start_sampler`` (uniform by default) and reports where each
-  finished episode started (``info["episode_start_phase"]``) and whether it failed.
-- **Step** ``step(actions) -> obs, reward, done, info``: ``obs`` is the privileged observation
-  (:mod:`training.envs.privileged`), ``reward`` PHP's Eq. 5 plus regularizers
-  (:mod:`training.envs.rewards`), ``done`` = terminated (tracking error > ``termination_m``) or
-  truncated (the reference ended); ``info["reward_terms"]`` holds each weighted term.
+Actions use the robot's contract (:class:`ActionContract`): joint targets
+``default_q + action_scale * action``, the student bundle's mapping, so teacher and student actions
+are the same quantity for DAgger. Reset and step: :class:`TrackingEnv`.
 """
 
 from __future__ import annotations
@@ -100,7 +89,20 @@ def frames_from_phases(references: Sequence[Reference], ref_ids: Ints, phases: F
 
 
 class TrackingEnv:
-    """See the module docstring. Arrays are batched over ``cfg.num_envs``, joints in the robot's order."""
+    """Arrays are batched over ``cfg.num_envs``, joints in the robot's order.
+
+    - ``reset(env_ids, start_frames, ref_ids)`` puts each environment at a reference frame: root pose and
+      velocity, joint positions and velocities, and draws its domain randomization. An external sampler
+      chooses the start frames (PHP's adaptive sampling from failure regions:
+      ``training.algorithms.sampling.AdaptiveStartSampler`` draws start phases,
+      :func:`frames_from_phases` turns them into frames). With ``auto_reset`` the environment resets
+      finished episodes itself through ``start_sampler`` (uniform by default) and reports where each
+      finished episode started (``info["episode_start_phase"]``) and whether it failed.
+    - ``step(actions) -> obs, reward, done, info``: ``obs`` is the privileged observation
+      (:mod:`training.envs.privileged`), ``reward`` PHP's Eq. 5 plus regularizers
+      (:mod:`training.envs.rewards`), ``done`` = terminated (tracking error > ``termination_m``) or
+      truncated (the reference ended); ``info["reward_terms"]`` holds each weighted term.
+    """
 
     def __init__(
         self,

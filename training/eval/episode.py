@@ -5,15 +5,8 @@ entering ACTIVE like the node), the supervisor's ``SupervisorCore`` built exactl
 it (``build_core``: its rules, clamps and BLIND fallback gait), the simulated D435i with its noise
 and latency (``SimDepthSensor``), and the bridge's MuJoCo robot with the motor PD law
 (``RobotSim``). The operator's part is the demo script's: stand up on the band, release it once
-standing, activate, then command the speed straight ahead.
-
-``TEACHER_PREFIX + path`` in place of a bundle runs the trained climbing teacher (``teacher.pt``) instead:
-privileged (told the course's boxes and reading the base's world position), under the walking
-policy's bundle's gains and the same supervisor, so the teacher -> student gap is read on like trials.
-
-``depth_ablation``: the camera sees the same robot pose over flat ground (a second copy of the
-robot in a world without the obstacles, posed like the first at every frame), with the same noise
-and latency: what the student does when its depth tells it nothing about the course.
+standing, activate, then command the speed straight ahead. The climbing teacher and the depth
+ablation: :class:`TrialRunner`.
 """
 
 from __future__ import annotations
@@ -69,7 +62,16 @@ class TrialResult:
 
 
 class TrialRunner:
-    """Loads the bundle and the stack config once; runs trials in this process."""
+    """Loads the bundle and the stack config once; runs trials in this process.
+
+    ``TEACHER_PREFIX + path`` in place of a bundle runs the trained climbing teacher (``teacher.pt``)
+    instead: privileged (told the course's boxes and reading the base's world position), under the walking
+    policy's bundle's gains and the same supervisor, so the teacher -> student gap is read on like trials.
+
+    ``depth_ablation``: the camera sees the same robot pose over flat ground (a second copy of the robot in
+    a world without the obstacles, posed like the first at every frame), with the same noise and latency:
+    what the student does when its depth tells it nothing about the course.
+    """
 
     def __init__(self, bundle: str, cfg: StackConfig, depth_ablation: bool = False) -> None:
         self.depth_ablation = depth_ablation

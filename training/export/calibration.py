@@ -2,25 +2,10 @@
 
 The int8 backbone's convolution ranges are calibrated on depth frames, and the int8 variants are
 checked against fp32, on inputs that should look like the robot's: this module records them from
-the same pieces the evaluation runs (``training.eval.episode``), without the supervisor:
-
-- ``parkour_sim.physics.RobotSim`` (MuJoCo with the motor PD law) on the evaluation's platform
-  courses (``training.eval.protocol``: 0.8 m deep, 3 m wide boxes yawed up to 20 deg, here 5-20 cm
-  high, three per course, as in ``parkour eval`` on low platforms). Compiling the G1 takes seconds,
-  so one world holds :data:`LANES` courses side by side, :data:`LANE_SPACING_M` apart (a neighbour
-  lane is beyond the camera's 2 m depth range wherever it is in view), and each episode starts
-  the robot at the head of the next lane;
-- ``parkour_sim.depth_camera.SimDepthSensor``: the simulated D435i (87x58 ray cast) with the
-  training noise model and its 60-80 ms latency, preprocessed by ``parkour_core.depth.preprocess_depth``
-  exactly as the policy node receives the image;
-- a bundle driving the robot through ``PolicyRunner`` (the policy node's runner): the robot stands
-  on the elastic band at the default pose (stand gains), is released, then the runner is reset (as
-  on entering ACTIVE) and the robot is commanded 0 m/s for 0.5 s, then straight ahead at 0.5 or
-  1 m/s. An episode ends when the robot falls, passes the course, or after its horizon; the next
-  episode starts from a new course until enough ticks are recorded.
-
-Everything is seeded: the same bundle, seed and length give the same frames and states on the same
-machine (MuJoCo and onnxruntime's one-thread CPU kernels are deterministic).
+the same pieces the evaluation runs (``training.eval.episode``), without the supervisor
+(:func:`record_sim_rollout`). Everything is seeded: the same bundle, seed and length give the same
+frames and states on the same machine (MuJoCo and onnxruntime's one-thread CPU kernels are
+deterministic).
 
 The recording is a :class:`training.export.parity.Rollout` (``starts`` marks each episode's first
 tick, where a replay resets the runner). Each tick carries the frame published since the previous
@@ -59,10 +44,9 @@ LANES = 12
 LANE_SPACING_M = 8.0
 # The recordings an int8 variant of a trained bundle is made from (sim_quantize, bench/policy/run.py):
 # frames for calibration from one seed, the check's rollout from another.
-# The check's verdict is on its worst tick, so it depends on how much driving it sees: three
-# recordings of 1500 ticks (90 s at 50 Hz, 6-12 episodes). On one recording of 3000 ticks
-# student_step's int8 variant passed at 1.7 % of its range; on two more of 1500 ticks it measured
-# 2.9 and 3.8 % (and failed).
+# The check's verdict is on its worst tick, so it depends on how much driving it sees: a variant that
+# passes on one long recording can fail on others, so it is checked on three recordings of 1500 ticks
+# (90 s at 50 Hz, 6-12 episodes).
 CALIBRATION_SEED = 1
 CALIBRATION_TICKS = 600
 CALIBRATION_COUNT = 256
@@ -131,7 +115,23 @@ def _world(lanes: list[tuple[float, Instance]]) -> dict[str, Any]:
 
 
 def record_sim_rollout(bundle: Bundle, ticks: int, seed: int = 0, max_episode_s: float = 20.0) -> SimRecording:
-    """``ticks`` policy ticks of ``bundle`` driving the simulated G1 on platform courses; see the module docstring."""
+    """``ticks`` policy ticks of ``bundle`` driving the simulated G1 on platform courses.
+
+    - ``parkour_sim.physics.RobotSim`` (MuJoCo with the motor PD law) on the evaluation's platform courses
+      (``training.eval.protocol``: 0.8 m deep, 3 m wide boxes yawed up to 20 deg, here 5-20 cm high, three
+      per course, as in ``parkour eval`` on low platforms). Compiling the G1 takes seconds, so one world
+      holds :data:`LANES` courses side by side, :data:`LANE_SPACING_M` apart (a neighbour lane is beyond
+      the camera's 2 m depth range wherever it is in view), and each episode starts the robot at the head
+      of the next lane;
+    - ``parkour_sim.depth_camera.SimDepthSensor``: the simulated D435i (87x58 ray cast) with the training
+      noise model and its 60-80 ms latency, preprocessed by ``parkour_core.depth.preprocess_depth``
+      exactly as the policy node receives the image;
+    - ``bundle`` driving the robot through ``PolicyRunner`` (the policy node's runner): the robot stands on
+      the elastic band at the default pose (stand gains), is released, then the runner is reset (as on
+      entering ACTIVE) and the robot is commanded 0 m/s for 0.5 s, then straight ahead at 0.5 or 1 m/s.
+      An episode ends when the robot falls, passes the course, or after its horizon; the next episode
+      starts from a new course until enough ticks are recorded.
+    """
     m = bundle.manifest
     if m.depth is None:
         raise ValueError(f"bundle {m.name!r} reads no depth: nothing to record frames for")

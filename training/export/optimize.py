@@ -1,26 +1,16 @@
 """Fast variants of the exported student for batch-1 CPU control: same inputs and outputs, int8 weights.
 
-A PHP-sized student holds 11.6M fp32 weights (46 MB: more than this machine's 32 MB L3), so one
-control step mostly waits on memory. The fast variant (``*.int8.onnx``) changes three things:
+A PHP-sized student holds 11.6M fp32 weights (46 MB: more than a CPU's last-level cache), so one
+control step mostly waits on memory. The fast variant (``*.int8.onnx``) changes three things: ``Elu``
+on the backbone's conv maps becomes four element-wise kernels (:func:`rewrite_elu`), every ``Gemm``
+gets int8 weights in one of ``WEIGHT_SCHEMES`` (:func:`_quantize_weights`), and optionally the
+backbone's second convolution becomes a static int8 convolution (:func:`quantize_backbone`).
 
-1. ``Elu`` on the backbone's conv maps becomes ``Max(x, Exp(Min(x, 0)) - 1)``: the same function (ELU
-   with alpha 1), but four vectorised element-wise kernels are 2x faster there than onnxruntime's Elu.
-2. Every ``Gemm`` gets int8 weights, in one of two schemes (``WEIGHT_SCHEMES``):
-   - ``dynamic`` (default): ``quantize_dynamic``, one scale per weight matrix, activations
-     quantised per call. Standard ONNX operators only (DynamicQuantizeLinear, MatMulInteger), so
-     the file runs on any onnxruntime build, old Jetson builds included.
-   - ``block``: onnxruntime's ``MatMulNBits`` (com.microsoft) with 8-bit weights, one scale per
-     128 weights, int8 arithmetic (accuracy_level 4). About 0.2 ms (15%) faster per PHP-sized step
-     here: its batch-1 kernel streams the weights better. It needs onnxruntime >= 1.22 (8-bit
-     MatMulNBits on the CPU); older builds refuse to load the file, so the bundle fails at load.
-3. Optionally the backbone's second convolution (3x3, 32->64: 60% of its arithmetic) becomes a
-   static int8 convolution (QDQ, per-channel weights), whose activation ranges come from
-   calibration depth frames. The first convolution stays fp32: with one input channel int8 is slower.
-
-Kept fp32: the GRU (onnxruntime has no int8 GRU; unrolled into int8 matrix products it measured
-45 us faster and 20x the hidden-state error, fed back every tick) and 4-bit weights (5-6% latent
+Kept fp32: the GRU (onnxruntime has no int8 GRU; unrolled into int8 matrix products it gains little
+time for 20x the hidden-state error, fed back every tick) and 4-bit weights (several percent latent
 error for no time gained over 8-bit blocks). The exporter measures every variant against the fp32
-reference over a recurrent rollout (see :mod:`training.export.parity`).
+reference over a recurrent rollout (see :mod:`training.export.parity`); bench/policy/run.py times them
+(bench/results/policy.json).
 """
 
 from __future__ import annotations
@@ -47,8 +37,9 @@ def rewrite_elu(model: onnx.ModelProto, min_elements: int = 0) -> onnx.ModelProt
 
     For x > 0 the second operand is 0 < x; for x <= 0 it is exp(x) - 1 >= x: so the maximum is
     exactly ELU. The error against onnxruntime's Elu is float rounding of exp(x) - 1 (< 1e-7).
-    On small vectors (the MLP's 2048 values and fewer) one Elu kernel beats four kernel launches,
-    so ``min_elements`` keeps those.
+    On the backbone's conv maps the four vectorised element-wise kernels are faster than
+    onnxruntime's Elu; on small vectors (the MLP's 2048 values and fewer) one Elu kernel beats four
+    kernel launches, so ``min_elements`` keeps those.
     """
     out = onnx.ModelProto()
     out.CopyFrom(model)
@@ -217,6 +208,16 @@ def gemm_to_matmul_nbits(model: onnx.ModelProto, block_size: int = 128) -> onnx.
 
 
 def _quantize_weights(model_path: Path, out_path: Path, scheme: str) -> None:
+    """Every ``Gemm`` of ``model_path`` with int8 weights, by ``scheme``.
+
+    - ``dynamic`` (default): ``quantize_dynamic``, one scale per weight matrix, activations quantised per
+      call. Standard ONNX operators only (DynamicQuantizeLinear, MatMulInteger), so the file runs on any
+      onnxruntime build, old Jetson builds included.
+    - ``block``: onnxruntime's ``MatMulNBits`` (com.microsoft) with 8-bit weights, one scale per 128
+      weights, int8 arithmetic (accuracy_level 4). Faster per PHP-sized step: its batch-1 kernel streams
+      the weights better. It needs onnxruntime >= 1.22 (8-bit MatMulNBits on the CPU); older builds
+      refuse to load the file, so the bundle fails at load.
+    """
     if scheme == "dynamic":
         _quantize_dynamic_weights(model_path, out_path)
     elif scheme == "block":
@@ -226,7 +227,7 @@ def _quantize_weights(model_path: Path, out_path: Path, scheme: str) -> None:
 
 
 def quantize_student(fp32_path: Path, out_path: Path, scheme: str = "dynamic") -> None:
-    """The recurrent student: int8 MLP weights; the GRU stays fp32 (see the module docstring)."""
+    """The recurrent student: int8 MLP weights; the GRU stays fp32 (the module docstring says why)."""
     _quantize_weights(fp32_path, out_path, scheme)
 
 
@@ -239,6 +240,9 @@ def quantize_backbone(
 ) -> None:
     """The depth backbone: ELU rewrite, int8 Gemm weights, and static int8 convs if frames are given.
 
+    The static int8 convolutions (QDQ, per-channel weights) are those with more than one input channel:
+    the second (3x3, 32->64: 60% of the backbone's arithmetic). The first convolution stays fp32: with one
+    input channel int8 is slower.
     ``calibration_frames`` are preprocessed policy images ([H, W] float32, as the runtime feeds
     them); their activation ranges fix the int8 scales of the convolutions, so they must look like
     what the robot will see (for a trained model: frames from its training distribution).

@@ -7,13 +7,11 @@ produced one, as on the robot; or a rollout recorded in the simulator
 :class:`PolicyRunner` (``set_depth`` + ``step``), so the check covers the observation layout, the
 discrete command, the action clip and the hidden-state handling, not just the ONNX graphs. The
 torch side builds its observation with the same ``parkour_core.obs`` functions from the manifest's
-terms and keeps its own hidden state and previous action.
-
-The fp32 ONNX must match torch within an absolute tolerance (float reordering only). A fast
-(int8) variant is judged against the fp32 reference relative to the reference's own action range
-over the same rollout (:func:`check_against_reference`): int8 error scales with the model's
-weights and activations, so one absolute bar is vacuous for small random models and meaningless
-for trained ones.
+terms and keeps its own hidden state and previous action. The fp32 ONNX must match torch within an
+absolute tolerance (float reordering only). A fast (int8) variant is judged against the fp32
+reference relative to the reference's own action range over the same rollout
+(:func:`check_against_reference`): int8 error scales with the model's weights and activations, so
+one absolute bar is vacuous for small random models and meaningless for trained ones.
 """
 
 from __future__ import annotations

@@ -82,20 +82,18 @@ POLICY_IO = ModelIO(
 )
 BACKBONE_IO = ModelIO(BACKBONE_FILE, {"depth": "depth"}, {"latent": "latent"})
 
-# The fp32 ONNX must compute what torch computes: only float reordering may differ (measured ~1e-7).
+# The fp32 ONNX must compute what torch computes: only float reordering may differ (errors of order 1e-7).
 PARITY_TOLERANCE = 1e-5
 PARITY_STEPS = 50
 # The int8 variant against fp32: the worst action error over the rollout (every joint and tick) may
 # be at most this fraction of the fp32 actions' own range there (p99.9 - p0.1 over all joints and
 # ticks, parity.action_range). Relative, because int8 error scales with the weights and activations
-# (one scale per tensor): the old absolute bar (0.02 action units) passed a random student whose
-# actions never leave +-0.1 (an error of 20 % of its range would have passed) and said nothing about
-# trained walkers commanding up to 8. 2 % is 1/50 of what the policy itself commands. On simulator
-# recordings of the trained students (ranges 7-9.6, bench/results/policy.json) it is 0.15-0.19 action
-# units (38-47 mrad of joint target): below the 0.2 standard deviation of the Gaussian that
-# student_step's actions were sampled from in training, and about the 90th percentile of the policy's
-# own change of one action from one 20 ms tick to the next (0.16-0.18); the int8 RMS error there is
-# 0.009-0.015. For the random PHP student (range 0.18) it is 0.0036, 5.6x tighter than 0.02. The
+# (one scale per tensor): an absolute bar (say 0.02 action units) passes a random student whose
+# actions never leave +-0.1 at an error of 20 % of its range, and says nothing about trained walkers
+# commanding up to 8. 2 % is 1/50 of what the policy itself commands: on the trained students'
+# simulator recordings (their ranges: bench/results/policy.json) it lies below the 0.2 standard
+# deviation of the Gaussian that student_step's actions were sampled from in training, and about at
+# the 90th percentile of the policy's own change of one action from one 20 ms tick to the next. The
 # verdict rests on the worst tick, so it depends on how much driving the rollout holds
 # (calibration.CHECK_SEEDS / CHECK_TICKS for trained students).
 INT8_RELATIVE_TOLERANCE = 0.02

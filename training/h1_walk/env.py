@@ -1,22 +1,10 @@
 """The H1 velocity-tracking environment on the ``mujoco_cpu`` backend: blind walking on flat ground.
 
-- **Robot**: ``sim/robots/h1`` through :class:`~training.envs.mujoco_cpu.BatchedMujoco`, PD at every
-  physics step with the H1 deployers' gains (``parkour_core.robots.h1``: the gains the bundle carries
-  and a real H1 runs), targets ``default_q + action_scale * a`` held for ``decimation`` steps and
-  clamped as the supervisor clamps them (``joint_margin_rad`` inside the joint limits).
-- **Observation**: parkour_core's terms (:data:`POLICY_TERMS`), built by ``build_observation`` over the
-  whole batch, so the exported bundle sees on the robot what it saw here. The gait clock is the
-  runtime's (``parkour_core.gait.GaitClock`` over the batch): both feet advance by 2 pi dt / period,
-  anti-phase, parked at pi while the command is zero. The critic also reads the
-  base's linear velocity and height (:data:`CRITIC_EXTRA`).
-- **Command** (vx, vy, yaw rate) in the base frame, resampled every ``resample_s``, zero with
-  probability ``zero_fraction``.
-- **Reward**: a sum of small terms (:mod:`training.h1_walk.rewards`), each weight times dt.
-- **Episodes** end at a fall (base below ``fall_height_m`` or tilted past ``fall_tilt_rad``), at targets
-  the supervisor would refuse (past a joint limit by more than ``target_limit_tolerance_rad``: on the
-  robot that policy leaves ACTIVE), or time out at ``episode_s``; reset to the default pose with joint
-  noise and a random heading.
-- **Pushes**: a base velocity kick of up to ``push_vel_mps`` every ``push_interval_s``.
+The robot is ``sim/robots/h1`` through :class:`~training.envs.mujoco_cpu.BatchedMujoco`; its
+observation is parkour_core's terms (:data:`POLICY_TERMS`), built by ``build_observation`` over the
+whole batch, so the exported bundle sees on the robot what it saw here. The reward is a sum of small
+terms (:mod:`training.h1_walk.rewards`), each weight times dt. Robot, observation, command, episodes
+and pushes in detail: :class:`H1WalkEnv`.
 """
 
 from __future__ import annotations
@@ -84,7 +72,23 @@ class H1WalkConfig:
 
 
 class H1WalkEnv:
-    """See the module docstring. ``step(actions) -> obs, reward, done, info``; obs groups ``policy``, ``critic``."""
+    """``step(actions) -> obs, reward, done, info``; obs groups ``policy``, ``critic``.
+
+    - Robot: PD at every physics step with the H1 deployers' gains (``parkour_core.robots.h1``: the gains
+      the bundle carries and a real H1 runs), targets ``default_q + action_scale * a`` held for
+      ``decimation`` steps and clamped as the supervisor clamps them (``joint_margin_rad`` inside the
+      joint limits).
+    - Observation: the gait clock is the runtime's (``parkour_core.gait.GaitClock`` over the batch): both
+      feet advance by 2 pi dt / period, anti-phase, parked at pi while the command is zero. The critic
+      also reads the base's linear velocity and height (:data:`CRITIC_EXTRA`).
+    - Command (vx, vy, yaw rate) in the base frame, resampled every ``resample_s``, zero with
+      probability ``zero_fraction``.
+    - Episodes end at a fall (base below ``fall_height_m`` or tilted past ``fall_tilt_rad``), at targets
+      the supervisor would refuse (past a joint limit by more than ``target_limit_tolerance_rad``: on the
+      robot that policy leaves ACTIVE), or time out at ``episode_s``; reset to the default pose with
+      joint noise and a random heading.
+    - Pushes: a base velocity kick of up to ``push_vel_mps`` every ``push_interval_s``.
+    """
 
     def __init__(self, cfg: H1WalkConfig, robot: RobotSpec = H1) -> None:
         self.cfg = cfg

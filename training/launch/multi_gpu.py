@@ -73,8 +73,8 @@ def rank_info(device: str = "cuda") -> DistInfo:
 def shutdown_distributed() -> None:
     """Leave the process group together: a barrier first, so no rank tears down its gloo pairs
     (or rank 0 its TCP store) while a peer is still using them. Without it a rank that is slower
-    to finish was seen to abort in the C++ teardown ("terminate called without an active
-    exception") on a loaded 2-core machine."""
+    to finish can abort in the C++ teardown ("terminate called without an active exception") on a
+    loaded machine."""
     if not dist.is_initialized():
         return
     dist.barrier()

@@ -3,17 +3,13 @@ a PNG filmstrip (and an MP4 where ffmpeg is installed). Offscreen: set MUJOCO_GL
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import mujoco
 import numpy as np
-from PIL import Image
 
+from parkour_sim.filmstrip import FRAME_H, FRAME_W, ffmpeg, fit_offscreen, frame_strip, save_png, write_mp4
 from training.motion_matching.kinematics import g1_spec
-
-FRAME_W, FRAME_H = 320, 240
 
 
 def _model(npz: dict[str, np.ndarray]) -> mujoco.MjModel:
@@ -37,10 +33,7 @@ def _model(npz: dict[str, np.ndarray]) -> mujoco.MjModel:
             rgba=[0.8, 0.55, 0.3, 1.0] if role == 0 else [0.5, 0.5, 0.55, 1.0],
         )
     model = spec.compile()
-    model.vis.headlight.ambient[:] = [0.45, 0.45, 0.45]
-    model.vis.headlight.diffuse[:] = [0.6, 0.6, 0.6]
-    model.vis.global_.offwidth = max(model.vis.global_.offwidth, FRAME_W)
-    model.vis.global_.offheight = max(model.vis.global_.offheight, FRAME_H)
+    fit_offscreen(model, FRAME_W, FRAME_H)
     return model
 
 
@@ -53,6 +46,7 @@ def render_clip(path: Path, out_dir: Path, frames: int = 8, mp4: bool = True) ->
     missing = {"root_pos", "root_quat", "joint_pos", "terrain_box_center"} - set(npz)
     if missing:
         raise ValueError(f"{path} is not a synthesized motion (missing {sorted(missing)})")
+    mp4 = mp4 and ffmpeg() is not None  # without ffmpeg only the strip's frames are rendered
     model = _model(npz)
     data = mujoco.MjData(model)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -78,16 +72,9 @@ def render_clip(path: Path, out_dir: Path, frames: int = 8, mp4: bool = True) ->
                 images.append(img.copy())
             if mp4:
                 video.append(img.copy())
-    strip = np.concatenate(images, axis=1)
-    png = out_dir / f"{path.stem}.png"
-    Image.fromarray(strip).save(png)
+    png = save_png(frame_strip(images), out_dir / f"{path.stem}.png")
     result = {"png": str(png)}
-    ffmpeg = shutil.which("ffmpeg")
-    if mp4 and ffmpeg and video:
-        mp4_path = out_dir / f"{path.stem}.mp4"
+    if mp4 and video:
         fps = float(npz.get("fps", 50.0))
-        cmd = [ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{FRAME_W}x{FRAME_H}",
-               "-r", f"{fps:g}", "-i", "-", "-pix_fmt", "yuv420p", "-vcodec", "libx264", str(mp4_path)]  # fmt: skip
-        subprocess.run(cmd, input=b"".join(v.tobytes() for v in video), check=True)
-        result["mp4"] = str(mp4_path)
+        result["mp4"] = str(write_mp4(video, out_dir / f"{path.stem}.mp4", fps))
     return result

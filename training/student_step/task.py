@@ -2,18 +2,8 @@
 
 Config: ``training/configs/student_step.yaml`` (``student_step_tiny.yaml`` for tests). The student
 starts from stage 1's weights (``run.init``: a student-walk bundle) and acts on its own, drawing from
-its Gaussian. :class:`~training.rl.algorithms.HybridPPO` minimises ``lambda_PPO L_PPO + lambda_D L_D``:
-
-- **L_D**: the MSE of the policy's mean to the terrain-aware teacher's labels at every step the
-  student visited. The teacher is the trained climbing teacher when ``distill.teacher_checkpoints``
-  names its ``teacher.pt`` (``ClimbTeacherLabels``: the walking policy plus the residual PPO learned,
-  privileged), else ``StepTeacher`` (the walking policy, commanded ``course.teacher_command_gain`` times
-  the student's forward speed, plus a hand-written step-up reflex); with ``course.supervisor_limits`` the
-  labels' targets are clamped as the motors get them, and targets the supervisor would refuse end the
-  episode as a fall (``StepEnv``);
-- **L_PPO**: rsl_rl's clipped surrogate on ``StepEnv``'s reward (velocity tracked along the course,
-  a platform bonus, a heavy fall cost), advantages by GAE from an asymmetric critic that reads the
-  student's observation and the privileged one (height scan included).
+its Gaussian. :class:`~training.rl.algorithms.HybridPPO` minimises ``lambda_PPO L_PPO + lambda_D L_D``
+(both terms: :class:`StepTask`).
 
 The schedule is gated on success (``distill.gate_rate``): it advances one iteration only while the
 trailing step-up rate (platforms of 7.5 cm and more, over ``SCORE_WINDOW`` iterations) has reached
@@ -78,7 +68,19 @@ def course_config(cfg: TrainConfig) -> CourseConfig:
 
 
 class StepTask:
-    """A :class:`~training.rl.env.TaskEnv` over StepEnv + StepTeacher, and the runner's hooks."""
+    """A :class:`~training.rl.env.TaskEnv` over StepEnv + StepTeacher, and the runner's hooks.
+
+    - L_D: the MSE of the policy's mean to the terrain-aware teacher's labels at every step the student
+      visited. The teacher is the trained climbing teacher when ``distill.teacher_checkpoints`` names its
+      ``teacher.pt`` (``ClimbTeacherLabels``: the walking policy plus the residual PPO learned,
+      privileged), else ``StepTeacher`` (the walking policy, commanded ``course.teacher_command_gain``
+      times the student's forward speed, plus a hand-written step-up reflex); with
+      ``course.supervisor_limits`` the labels' targets are clamped as the motors get them, and targets the
+      supervisor would refuse end the episode as a fall (``StepEnv``);
+    - L_PPO: rsl_rl's clipped surrogate on ``StepEnv``'s reward (velocity tracked along the course, a
+      platform bonus, a heavy fall cost), advantages by GAE from an asymmetric critic that reads the
+      student's observation and the privileged one (height scan included).
+    """
 
     name = "student_step"
     figures = ("dagger", "dagger_weight", "step_up_rate_window", "height_cap_m")

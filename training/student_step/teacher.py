@@ -10,9 +10,9 @@ parallel to where it was (the three pitch angles add up to zero), and the policy
 around it. ``L`` grows with the platform's height: ``lift_base_rad + lift_per_m * height``.
 
 Why a scripted reflex and not a trained terrain-aware teacher: training a height-scan teacher by PPO
-takes 10-50 M steps (FACTS.md), days on two cores; the reflex took the blind policy from 0/16 to
-15/16 on 10 cm (and 14/16 on 15 cm) in MuJoCo with the walker's own gains, so DAgger labels are
-right on the step, and the student has to learn from depth where the steps are.
+takes tens of millions of steps, days on a CPU; the reflex makes the blind policy clear 10 and 15 cm
+platforms in MuJoCo with the walker's own gains (results/training/student_step/teacher_speed.json), so
+DAgger labels are right on the step, and the student has to learn from depth where the steps are.
 """
 
 from __future__ import annotations

@@ -2,15 +2,8 @@
 
 Every bundle runs the whole simulated graph (bridge, supervisor, policy node, script) with one
 script (``WALK_SCRIPT``: stand up, release, activate, then 0.5 m/s, 1.0 m/s, a turning walk and a
-stop). The comparison reads each run's ``bridge.json`` trajectory (sim ground truth) and the
-script's command log (``script.json``), both on the sim clock:
-
-- **falls** (the bridge's fall detector) and the supervisor's final mode and faults;
-- **distance** walked (path length) and forward displacement while ACTIVE;
-- **speed tracking error**: the base velocity in the heading frame (vx, vy) against the commanded
-  one, RMS over the walking segments, skipping ``settle_s`` after every command change (the
-  policies need a moment to reach a new speed); the yaw-rate error likewise;
-- **drift**: the lateral distance from the straight line during the first, straight segment.
+stop). The comparison (:func:`walk_metrics`) reads each run's ``bridge.json`` trajectory (sim ground
+truth) and the script's command log (``script.json``), both on the sim clock.
 
 ``parkour train compare-walk --bundles g1_walk,models/student_walk --out DIR`` writes DIR/<label>/
 (the sim runs), DIR/compare.json, DIR/compare.md and DIR/compare.png.
@@ -65,7 +58,15 @@ def command_at(log: list[dict[str, Any]], t: np.ndarray) -> tuple[np.ndarray, np
 
 
 def walk_metrics(bridge: dict[str, Any], script: dict[str, Any], report: dict[str, Any], settle_s: float = SETTLE_S):
-    """The comparison's numbers for one run (see the module docstring)."""
+    """The comparison's numbers for one run.
+
+    - falls (the bridge's fall detector) and the supervisor's final mode and faults;
+    - distance walked (path length) and forward displacement while ACTIVE;
+    - speed tracking error: the base velocity in the heading frame (vx, vy) against the commanded one,
+      RMS over the walking segments, skipping ``settle_s`` after every command change (the policies need
+      a moment to reach a new speed); the yaw-rate error likewise;
+    - drift: the lateral distance from the straight line during the first, straight segment.
+    """
     tr = bridge["trajectory"]
     t = np.asarray(tr["t"], dtype=np.float64)
     x, y, yaw = (np.asarray(tr[k], dtype=np.float64) for k in ("x", "y", "yaw"))

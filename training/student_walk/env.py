@@ -2,22 +2,8 @@
 
 ``StudentEnv`` needs a reference; this uses ``standing_reference`` (the default pose at the origin) only
 as the start state and the episode clock: the tracking reward, the tracking termination (switched off
-with an infinite threshold) and the reference's command are ignored. What changes:
-
-- **Gains**: the walking policy's kp/kd (``models/g1_walk``), not the student bundle's stand gains:
-  the teacher's actions only mean what it learned under its own PD. The action mapping
-  (``default_q + 0.25 a``) and default pose are the same in both bundles.
-- **Command** per environment (vx, vy, yaw rate) in the heading frame, resampled every
-  ``resample_s``: vx U[0, 1] m/s, vy U[-0.2, 0.2] m/s, yaw rate U[-0.3, 0.3] rad/s, all zero with
-  probability ``zero_fraction``.
-- **Gentle terrain** in a fraction ``terrain.fraction`` of the episodes: ``terrain.boxes`` low
-  platforms (``terrain.height_m``, 0.8 m deep, 3 m wide, yawed up to ``terrain.yaw_deg``) ahead of the
-  start, every ``terrain.spacing_m``; the walking policy steps onto and off 5 cm by itself.
-- **Gait clock**: the student's manifest (``walk_student_manifest``) has the walking policy's clock
-  (``gait_period_s``) and observes it (``sin_phase``, ``cos_phase``); ``StudentEnv`` runs one clock
-  per environment and the teacher reads the same phase (``env.gait_phase``).
-- **Falls** end an episode (base height < 0.45 m or tilt > 1 rad) and reset it to the default pose;
-  episodes also end at ``episode_s`` (the reference's end).
+with an infinite threshold) and the reference's command are ignored. What changes (gains, command,
+gentle terrain, gait clock, falls): :class:`WalkEnv`.
 """
 
 from __future__ import annotations
@@ -117,7 +103,23 @@ def walk_student_manifest(
 
 
 class WalkEnv(StudentEnv):
-    """See the module docstring. ``step(actions) -> obs, done, info`` with falls and timeouts in ``done``."""
+    """``step(actions) -> obs, done, info`` with falls and timeouts in ``done``. Beside ``StudentEnv``:
+
+    - Gains: the walking policy's kp/kd (``models/g1_walk``), not the student bundle's stand gains: the
+      teacher's actions only mean what it learned under its own PD. The action mapping
+      (``default_q + 0.25 a``) and default pose are the same in both bundles.
+    - Command per environment (vx, vy, yaw rate) in the heading frame, resampled every ``resample_s``:
+      vx U[0, 1] m/s, vy U[-0.2, 0.2] m/s, yaw rate U[-0.3, 0.3] rad/s, all zero with probability
+      ``zero_fraction``.
+    - Gentle terrain in a fraction ``terrain.fraction`` of the episodes: ``terrain.boxes`` low platforms
+      (``terrain.height_m``, 0.8 m deep, 3 m wide, yawed up to ``terrain.yaw_deg``) ahead of the start,
+      every ``terrain.spacing_m``; the walking policy steps onto and off 5 cm by itself.
+    - Gait clock: the student's manifest (``walk_student_manifest``) has the walking policy's clock
+      (``gait_period_s``) and observes it (``sin_phase``, ``cos_phase``); ``StudentEnv`` runs one clock
+      per environment and the teacher reads the same phase (``env.gait_phase``).
+    - Falls end an episode (base height < 0.45 m or tilt > 1 rad) and reset it to the default pose;
+      episodes also end at ``episode_s`` (the reference's end).
+    """
 
     def __init__(self, cfg: WalkConfig, manifest: Manifest) -> None:
         tracking = TrackingConfig(

@@ -1,14 +1,8 @@
 """policy_node: runs the configured bundle at its rate on a drift-free timer; swaps models live.
 
-Reads the newest ``rt/lowstate`` itself at each tick (Unitree DDS, as bytes: the freshest state,
-without a hop through the supervisor and 400 callbacks a second), the velocity command (the operator's
-``cmd_vel.teleop_topic`` over ``/cmd_vel``, parkour_core.command_mux), ``/supervisor/state`` and
-``/camera/depth/policy``; publishes ``/policy/joint_targets`` (its
-``header.frame_id`` names the bundle that produced them), ``/policy/tick_inputs`` (what the runner
-consumed on that tick, published just before its targets, so a bag replays the tick exactly:
-``parkour bag replay --bundle``), the latched ``/policy/bundle`` (name,
-path and PD gains of every bundle before it drives the robot, so the supervisor applies the
-right gains) and ``/diagnostics``.
+Reads the newest ``rt/lowstate`` itself at each tick, the velocity command, ``/supervisor/state`` and
+``/camera/depth/policy``; publishes ``/policy/joint_targets``, ``/policy/tick_inputs``, the latched
+``/policy/bundle`` and ``/diagnostics`` (what each carries and why: :class:`PolicyNode`).
 
 A depth student runs its backbone when a new frame is released (optionally held back to the
 trained latency) and its GRU every tick; the recurrent state is reset whenever the supervisor
@@ -74,6 +68,18 @@ def _wall_clock_node(name: str):
 
 
 class PolicyNode:
+    """The node's topics.
+
+    Reads ``rt/lowstate`` (Unitree DDS, as bytes: the freshest state, without a hop through the
+    supervisor and 400 callbacks a second), the velocity command (the operator's
+    ``cmd_vel.teleop_topic`` over ``/cmd_vel``, parkour_core.command_mux), ``/supervisor/state`` and
+    ``/camera/depth/policy``. Publishes ``/policy/joint_targets`` (its ``header.frame_id`` names the
+    bundle that produced them), ``/policy/tick_inputs`` (what the runner consumed on that tick, published
+    just before its targets, so a bag replays the tick exactly: ``parkour bag replay --bundle``), the
+    latched ``/policy/bundle`` (name, path and PD gains of every bundle before it drives the robot, so the
+    supervisor applies the right gains) and ``/diagnostics``.
+    """
+
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import Twist

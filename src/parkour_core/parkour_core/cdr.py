@@ -1,7 +1,7 @@
 """Fixed-size DDS structs as byte layouts: encode and decode whole fields with numpy.
 
-cyclonedds' Python serializer walks a message field by field in Python: about 0.6 ms each way for a
-2 KB Unitree LowState_, so a 500 Hz state stream took a third of a core per process. A struct whose
+cyclonedds' Python serializer walks a message field by field in Python, so a 500 Hz stream of a 2 KB
+Unitree LowState_ costs a large share of a core per process (bench/dds/lowstate.py). A struct whose
 size never changes (every Unitree low-level message: primitives, fixed arrays, nested structs) has
 one layout, computed here once from its IDL class: the byte offset of every primitive in the
 serialized sample (XCDR, little endian, after the 4-byte encapsulation header) and in the packed C

@@ -1,4 +1,4 @@
-"""Map a device clock (a camera's hardware timestamps) onto the host clock, with drift.
+"""Map a device clock (a camera's hardware timestamps) onto the host clock, with drift. Pure Python, no ROS.
 
 Each sample pairs a device time with the host time at which the same event reached the host
 (a frame's arrival)::
@@ -10,19 +10,9 @@ scheduling, a busy host). So the lowest ``host_arrival - device_time`` values tr
 ``offset + minimum latency``: a lower envelope. We keep the minimum of each ``bucket_s`` slice
 of device time over the last ``window_s`` (the min filter rejects jitter) and fit a line through
 those minima (the slope is the drift of the device crystal against the host clock: quartz drifts
-by tens of ppm). Mapping a device time through that line gives the host time the event would have been
-seen with the minimum latency; for an exposure timestamp that is the sensing time plus the
-(constant, unknowable from here) minimum transport latency.
-
-Device clocks misbehave in two ways we handle:
-
-* wrap: a 32-bit microsecond counter rolls over every 2**32 us (71.6 min); the samples are
-  unwrapped so the fit stays continuous;
-* reset: the device rebooted or re-enumerated (USB reset) and its clock restarted; every
-  earlier sample is discarded and the estimate starts again from the next sample.
-
-Both are told apart from transport jitter by how far a sample lands from the fitted envelope.
-Pure Python, no ROS, no librealsense.
+by tens of ppm). Mapping a device time through that line gives the host time the event would have
+been seen with the minimum latency: for an exposure timestamp, the sensing time plus the (constant,
+unknowable from here) minimum transport latency. Wraps and resets: :meth:`DeviceClockSync.add`.
 """
 
 from __future__ import annotations
@@ -107,7 +97,16 @@ class DeviceClockSync:
         return self.fit.drift * 1e6
 
     def add(self, device_s: float, host_arrival_s: float) -> str:
-        """Feed one sample; returns ``"ok"``, ``"wrap"`` or ``"reset"`` (what this sample revealed)."""
+        """Feed one sample; returns ``"ok"``, ``"wrap"`` or ``"reset"`` (what this sample revealed).
+
+        Device clocks misbehave in two ways, both told apart from transport jitter by how far a sample
+        lands from the fitted envelope:
+
+        * wrap: a 32-bit microsecond counter rolls over every 2**32 us (71.6 min); the samples are
+          unwrapped so the fit stays continuous;
+        * reset: the device rebooted or re-enumerated (USB reset) and its clock restarted; every earlier
+          sample is discarded and the estimate starts again from the next sample.
+        """
         if not (math.isfinite(device_s) and math.isfinite(host_arrival_s)):
             raise ValueError(f"clock sample must be finite, got device {device_s}, host {host_arrival_s}")
         event = "ok"

@@ -33,11 +33,11 @@ def make_session(path: Path | bytes, intra_op_threads: int = 1, providers: Seque
     for the other; two threads are faster on an idle machine and collapse on a busy one.
 
     A batch-1 step of a large student is bound by reading its weights, so speed comes from the
-    model file (int8 weights: training/export/optimize.py), not from here. Measured on the
-    PHP-sized int8 student, interleaved on one core: denormals-as-zero, the EXTENDED or LAYOUT
-    optimisation level, no memory arena, no memory pattern all land within noise (p50 1.32-1.41 ms)
-    of these settings, so none is set. Denormals-as-zero would also switch the calling thread's
-    floating-point mode, i.e. numpy's in the policy node.
+    model file (int8 weights: training/export/optimize.py), not from here. On the PHP-sized int8
+    student, interleaved on one core, denormals-as-zero, the EXTENDED or LAYOUT optimisation level,
+    no memory arena and no memory pattern all land within noise of these settings, so none is set.
+    Denormals-as-zero would also switch the calling thread's floating-point mode, i.e. numpy's in the
+    policy node.
     """
     import onnxruntime as ort
 

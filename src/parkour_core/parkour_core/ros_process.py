@@ -3,14 +3,12 @@
 SIGINT and SIGTERM are Python's KeyboardInterrupt here, not rclpy's signal handler, and the main
 thread spins in short waits, so a node's ``finally`` writes its metrics within a tenth of a second of
 the signal and before anything in rclpy or DDS shuts down. Under rclpy's own handler, nodes on a
-loaded 2-core CI machine sometimes hung on the way out without writing their metrics (the
-supervisor, the policy node and the script node, one in each of three runs).
+loaded machine can hang on the way out without writing their metrics.
 
 Nodes spin on rclpy's EventsExecutor (its dispatch is C++) unless they need callbacks side by side:
 at 200 /clock messages a second every node runs a callback per message, and rclpy's Python
-executors spent 2-4 times the CPU of the events executor on that alone (a node with a 50 Hz sim-time
-timer and a 50 Hz subscription: 0.12 cores single-threaded, 0.23 multi-threaded, 0.05 events, measured
-side by side under load). ``PARKOUR_EXECUTOR=single`` falls back to the single-threaded one.
+executors spend several times the CPU of the events executor on that alone.
+``PARKOUR_EXECUTOR=single`` falls back to the single-threaded one.
 
 rclpy is imported inside the functions: the rest of ``parkour_core`` stays free of ROS.
 """
@@ -145,9 +143,9 @@ def shutdown_rclpy() -> None:
 class PeriodicTick:
     """Calls ``callback()`` once per ``period_s`` of ``node``'s clock, on the grid of its multiples.
 
-    On sim time a node's rclpy timer was not reliable: the events executor fired it twice at one sim
-    time and then skipped a period (next due two periods on), and with the bridge holding sim time at
-    each tick until the node answered, that deadlocked the graph until the bridge gave up on it.
+    On sim time a node's rclpy timer is not reliable: the events executor can fire it twice at one sim
+    time and then skip a period (next due two periods on), and with the bridge holding sim time at each
+    tick until the node answers, that deadlocks the graph until the bridge gives up on it.
     Here, on sim time the tick runs from the clock's own update (a jump callback, in the /clock
     subscription's callback): on the first /clock at or after each due time, once. On wall time a
     steady timer drives it, its grid the timer's own due times read on the same steady clock (the

@@ -7,12 +7,6 @@ counters. ``tick(inputs)`` returns the clamped command to write and the transiti
 node (``parkour_safety.supervisor_node``) only carries data between ROS/DDS and ``tick``, so
 everything the supervisor decides is testable here with plain arrays and a fake clock.
 
-Operator combos: a request (stand up, activate, stand) fires on the tick its combo becomes fully
-held, so a button held through a fault cannot re-arm the robot; an e-stop combo acts on every
-tick it is held, and a held e-stop also blocks standing up. A gamepad whose messages stop for
-``gamepad_timeout_s`` after having arrived is lost: ACTIVE/BLIND -> STAND (the operator has lost
-their e-stop, so the robot stops walking), and activation is refused until it is back.
-
 The fallback gait (BLIND) is a blind walking bundle stepped at its own rate inside the tick, on
 the supervisor's clock, with the operator's /cmd_vel (zero once it is older than the command
 timeout). Its output is checked like the policy's: NaN/inf -> STAND on the next tick.
@@ -312,6 +306,15 @@ class FaultCounter:
 
 
 class SupervisorCore:
+    """The supervisor's state and rules; ``tick(inputs)`` once per tick.
+
+    Operator combos: a request (stand up, activate, stand) fires on the tick its combo becomes fully
+    held, so a button held through a fault cannot re-arm the robot; an e-stop combo acts on every tick it
+    is held, and a held e-stop also blocks standing up. A gamepad whose messages stop for
+    ``gamepad_timeout_s`` after having arrived is lost: ACTIVE/BLIND -> STAND (the operator has lost their
+    e-stop, so the robot stops walking), and activation is refused until it is back.
+    """
+
     def __init__(
         self,
         spec: RobotSpec,
@@ -446,7 +449,8 @@ class SupervisorCore:
         with np.errstate(over="ignore", invalid="ignore"):
             norm = float(np.linalg.norm(robot.quat_wxyz)) if quat_finite else math.nan
             # The tilt reads a unit quaternion: any other is a corrupt IMU reading, counted as a fall (a
-            # finite [2, 0, 0, 0] or [1e200, 1e200, 0, 0] once read as upright), as NaN and overflow are.
+            # finite [2, 0, 0, 0] or [1e200, 1e200, 0, 0] would otherwise read as upright), as NaN and
+            # overflow are.
             unit = abs(norm - 1.0) <= QUATERNION_NORM_TOLERANCE
             tilt = tilt_rad(robot.quat_wxyz) if unit else math.nan
         tick_inputs = TickInputs(

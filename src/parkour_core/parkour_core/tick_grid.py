@@ -34,9 +34,9 @@ class TickGrid:
         """A node on wall time: a steady timer created at ``timer_created_s`` (read just before it was) is
         due one period later and every period after, and fires some wake-up latency after each due time,
         never before. A fire counts for the due time it follows. Starting the grid at the first fire
-        instead, with a tolerance of microseconds, took every fire that woke sooner after its due time
-        than the first one had for an early one and dropped it: the loop ran a double period at 1-2 % of
-        a 50 Hz policy's ticks on a quiet machine."""
+        instead, with a tolerance of microseconds, would take every fire that woke sooner after its due
+        time than the first one had for an early one and drop it: the loop would run a double period at
+        a percent or two of a 50 Hz policy's ticks, even on a quiet machine."""
         return cls(period_s, first_s=timer_created_s + period_s)
 
     def reached(self, t_s: float) -> float | None:

@@ -108,7 +108,7 @@ def test_damp_command():
 
 
 def test_damping_is_at_most_each_joint_s_stand_damping():
-    """kd 3 held for 10-15 ms between commands set the G1's wrists and ankles swinging on a simulator
+    """kd 3 held for 10-15 ms between commands sets the G1's wrists and ankles swinging on a simulator
     that holds the torque; their stand kd (0.1, 0.5) is the bound that keeps them still."""
     c = damp_command(G1, 3.0)
     ankles = [i for i, name in enumerate(G1.joint_names) if "ankle" in name]

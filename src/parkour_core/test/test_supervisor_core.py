@@ -722,7 +722,7 @@ def test_a_depth_bundle_is_refused_as_fallback_gait():
 
 
 # ----------------------------------------------------------------------------- exact edges, bookkeeping, report
-# Each test below pins a behaviour that mutation testing (bench/mutation/run.py) showed no other test held.
+# Each test below pins a behaviour that, by mutation testing (bench/mutation/run.py), no other test holds.
 
 
 def robot_at(now: float, **changes) -> RobotReading:
@@ -835,7 +835,7 @@ def test_a_quaternion_of_the_wrong_length_reads_as_a_fall():
 
 @pytest.mark.parametrize("quat", [[2.0, 0.0, 0.0, 0.0], [1e200, 1e200, 0.0, 0.0], [0.9, 0.0, 0.0, 0.0], [0.0] * 4])
 def test_a_quaternion_that_is_not_unit_reads_as_a_fall(quat):
-    """The tilt reads a unit quaternion; [2, 0, 0, 0] and [1e200, 1e200, 0, 0] were read as upright."""
+    """The tilt reads a unit quaternion; [2, 0, 0, 0] and [1e200, 1e200, 0, 0] would otherwise read as upright."""
     rig = make_rig()
     rig.to_active()
     rig.quat = np.array(quat)

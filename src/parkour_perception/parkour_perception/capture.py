@@ -8,22 +8,10 @@ Pieces:
 * a *source* opens a camera and hands out ``rs.depth_frame`` objects: :class:`PipelineSource`
   reads a real D435/D435i (``rs.pipeline``) or a ``.bag``/``.db3`` recording;
 * :class:`DepthCapture` turns one frame into a :class:`DepthFrame`: the time the scene was
-  sensed (``stamp_ns``, host clock, what ``header.stamp`` carries), frames lost before it, and
-  the policy image from :func:`parkour_core.depth.preprocess_depth`;
-* :class:`CaptureLoop` opens the source, reads frames, and after a drop-out (no frame for
-  ``frame_timeout_s``) closes and reopens it every ``reconnect_period_s`` until stopped;
+  sensed (``stamp_ns``, host clock, what ``header.stamp`` carries; per timestamp domain), frames
+  lost before it, and the policy image from :func:`parkour_core.depth.preprocess_depth`;
+* :class:`CaptureLoop` opens the source, reads frames, and reopens it after a drop-out;
 * :class:`CaptureStats` counts and times all of that for ``/diagnostics`` and the metrics JSON.
-
-How a frame is stamped depends on its timestamp domain:
-
-* ``global_time``: librealsense already maps the camera clock to host time (ms). The frame
-  timestamp marks the start of readout; when the frame carries both the ``frame_timestamp``
-  (readout) and ``sensor_timestamp`` (middle of exposure) metadata, their difference moves the
-  stamp back to mid-exposure through the same mapping;
-* ``hardware_clock``: camera clock only. :class:`parkour_core.clock_sync.DeviceClockSync` maps it
-  to host time from (device time, arrival time) pairs, then mid-exposure is mapped the same way;
-* ``system_time``: the host clock when the frame arrived (no metadata): late by exposure and
-  transfer, so it is reported as a warning on ``/diagnostics``.
 """
 
 from __future__ import annotations
@@ -419,7 +407,17 @@ class DepthCapture:
         return frame_number - last - 1
 
     def _stamp(self, frame: rs.frame, arrival_ns: int) -> tuple[int, str, str]:
-        """(exposure time ns, domain name, which timestamp) of a frame."""
+        """(exposure time ns, domain name, which timestamp) of a frame, by its timestamp domain.
+
+        * ``global_time``: librealsense already maps the camera clock to host time (ms). The frame
+          timestamp marks the start of readout; when the frame carries both the ``frame_timestamp``
+          (readout) and ``sensor_timestamp`` (middle of exposure) metadata, their difference moves the
+          stamp back to mid-exposure through the same mapping;
+        * ``hardware_clock``: camera clock only. :class:`parkour_core.clock_sync.DeviceClockSync` maps it
+          to host time from (device time, arrival time) pairs, then mid-exposure is mapped the same way;
+        * ``system_time``: the host clock when the frame arrived (no metadata): late by exposure and
+          transfer, so it is reported as a warning on ``/diagnostics``.
+        """
         domain = DOMAIN_NAMES.get(frame.get_frame_timestamp_domain(), "system_time")
         timestamp_ms = frame.get_timestamp()
         if domain == "system_time":
@@ -470,6 +468,8 @@ Log = Callable[[str, str], None]  # (level: info | warn | error, message)
 class CaptureLoop:
     """Open the source, read frames, reopen after a drop-out; on its own thread until stopped.
 
+    After a drop-out (no frame for ``frame_timeout_s``) it closes the source and reopens it every
+    ``reconnect_period_s`` until stopped.
     ``on_frame`` runs on the capture thread for every processed frame. An
     :class:`UnsupportedProfile` ends the loop and is kept in :attr:`error` (the node exits
     non-zero); an absent camera is retried every ``reconnect_period_s`` for ever.

@@ -11,9 +11,8 @@ fps, dropped frames, gaps and reconnects.
 A camera that drops out (USB reset, unplug) is closed and reopened every
 ``camera.reconnect_period_s``; one absent at start is waited for. A camera that cannot stream
 the configured ``camera.width x height @ fps`` ends the node with exit status 2 and the list of
-modes it can stream.
-
-Stamps are host wall-clock (librealsense's clock): run this node on wall time (robot mode).
+modes it can stream. Stamps are host wall-clock (librealsense's clock): run this node on wall time
+(robot mode).
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from __future__ import annotations
 import os
 
 # Before numpy loads: OpenBLAS would otherwise start a thread per core for preprocess_depth's
-# two small matrix products. On a busy 2-core machine those threads spin against everything
-# else and one 848x480 frame took 24-47 ms instead of 1.3 ms (bench/depth/capture.py notes).
+# two small matrix products. On a busy machine those threads spin against everything else and
+# multiply the cost of a frame many times over (bench/depth/capture.py measures the preprocessing).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import sys

@@ -297,8 +297,8 @@ def test_recording_through_pipeline_same_stamps_drops_and_images(recording: Path
 
 
 def test_a_recording_not_in_real_time_loses_no_frame_to_a_late_reader(recording: Path):
-    """The reader starts 0.5 s after the pipeline (a busy machine): playback waits for it. (Real time was
-    once switched off only after the start; switched off 50 ms after it, a reader got 1 of these 7.)"""
+    """The reader starts 0.5 s after the pipeline (a busy machine): playback waits for it. (Real time must
+    be switched off before the start: switched off 50 ms after it, a late reader can get only 1 of these 7.)"""
     import time
 
     source = PipelineSource(REQUEST, playback_path=recording, real_time=False)

@@ -8,28 +8,9 @@ as ``/robot/joint_states`` and ``/robot/imu`` at ``supervisor.robot_state_hz`` f
 (the policy reads rt/lowstate itself).
 If the policy node dies the supervisor keeps writing at its own rate: its own fallback gait
 (BLIND, ``supervisor.fallback_bundle`` run in-process), the stand pose, or damping.
-
-Inputs:
-  rt/lowstate                Unitree DDS: joints, IMU, and the Unitree remote's keys
-  /policy/joint_targets      JointState; ``header.frame_id`` names the bundle that made them
-  /policy/bundle             String (latched): JSON {"name", "path", "kp", "kd", "uses_depth"} per bundle;
-                             targets of a bundle never announced are not used (frame_id "" runs with the
-                             gains in the manifest of ``policy.bundle``)
-  /camera/depth/policy       Image, taken serialized: only ``header.stamp`` is read (depth age = now - stamp)
-  /cmd_vel, /cmd_vel/teleop  Twist: the fallback gait's velocity command, the operator's over autonomy's
-                             (parkour_core.command_mux; zero once neither is fresh)
-  /teleop/joy                Joy: gamepad e-stop and request combos; lost after ``supervisor.gamepad_timeout_s``
-  /supervisor/{stand_up,activate,stand,damp,estop}   std_srvs/Trigger
 E-stop (service, remote combo ``supervisor.remote_estop_keys``, gamepad combo
-``supervisor.gamepad_estop_buttons``) reaches DAMP in the tick that sees it: the service and the
-gamepad callback tick at once; the remote is read from the lowstate of every tick.
-
-Outputs: rt/lowcmd (or ``/supervisor/lowcmd_dry_run`` in a dry run); ``/supervisor/state`` (latched
-String: the mode name); ``/supervisor/transition`` (latched, last 100: JSON {"t", "from", "to",
-"reason"} per transition); ``/teleop/remote`` (Joy, 50 Hz: the Unitree remote from rt/lowstate, axes
-lx, ly, rx, ry, l2 as the remote reports them, buttons in REMOTE_KEYS order; teleop_node's remote
-source); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder
-(transitions, fault counters, clamp counters, time in each mode, commands written, timing).
+``supervisor.gamepad_estop_buttons``) reaches DAMP in the tick that sees it. Its topics and
+services: :class:`Supervisor`.
 """
 
 from __future__ import annotations
@@ -73,13 +54,13 @@ TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50
 # On a simulator's clock the simulator holds sim time at each tick and sends that tick's lowstate
 # before its /clock, so a tick that finds none waits this long (wall time, sim time stands) for it.
 # The /clock and the lowstate come on different transports: on a busy host this process's lowstate
-# reader once fell 10 ticks behind its /clock, and 10 ticks without a sample is 50 ms of sim time,
+# reader can fall 10 ticks behind its /clock, and 10 ticks without a sample is 50 ms of sim time,
 # the robot config's lowstate timeout. A lowstate that does not come (a stalled simulator, the fault
 # suite's lowstate stall) still ages in sim time as on the robot, one wait per tick.
 SIM_LOWSTATE_WAIT_S = 0.05
 # The same for the policy: the simulator holds sim time at each policy tick until it has that tick's
-# targets, but its copy, not this process's. On a busy host this process read a tick's NaN targets four
-# of its ticks late (20 ms of sim time the robot would not lose), so on sim time a tick takes the
+# targets, but its copy, not this process's. On a busy host this process can read a tick's targets several
+# of its ticks late (four: 20 ms of sim time the robot would not lose), so on sim time a tick takes the
 # targets of the last policy tick before it, waiting this long (wall) for them. A policy that does not
 # answer (a dead one) is waited for once; after that its targets age in sim time, as on the robot,
 # until it publishes again. As long as a starved delivery may take on a busy host (the bridge gives a
@@ -104,6 +85,30 @@ def serialized_header_stamp_s(data: bytes) -> float:
 
 
 class Supervisor:
+    """The node: its inputs, outputs and tick.
+
+    Inputs:
+      rt/lowstate                Unitree DDS: joints, IMU, and the Unitree remote's keys
+      /policy/joint_targets      JointState; ``header.frame_id`` names the bundle that made them
+      /policy/bundle             String (latched): JSON {"name", "path", "kp", "kd", "uses_depth"} per bundle;
+                                 targets of a bundle never announced are not used (frame_id "" runs with the
+                                 gains in the manifest of ``policy.bundle``)
+      /camera/depth/policy       Image, taken serialized: only ``header.stamp`` is read (depth age = now - stamp)
+      /cmd_vel, /cmd_vel/teleop  Twist: the fallback gait's velocity command, the operator's over autonomy's
+                                 (parkour_core.command_mux; zero once neither is fresh)
+      /teleop/joy                Joy: gamepad e-stop and request combos; lost after ``supervisor.gamepad_timeout_s``
+      /supervisor/{stand_up,activate,stand,damp,estop}   std_srvs/Trigger
+    An e-stop reaches DAMP in the tick that sees it: the service and the gamepad callback tick at once; the
+    remote is read from the lowstate of every tick.
+
+    Outputs: rt/lowcmd (or ``/supervisor/lowcmd_dry_run`` in a dry run); ``/supervisor/state`` (latched
+    String: the mode name); ``/supervisor/transition`` (latched, last 100: JSON {"t", "from", "to",
+    "reason"} per transition); ``/teleop/remote`` (Joy, 50 Hz: the Unitree remote from rt/lowstate, axes
+    lx, ly, rx, ry, l2 as the remote reports them, buttons in REMOTE_KEYS order; teleop_node's remote
+    source); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder (transitions, fault
+    counters, clamp counters, time in each mode, commands written, timing).
+    """
+
     def __init__(self, cfg: StackConfig, run_dir: Path | None, live: bool, ros_args: list[str]) -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray

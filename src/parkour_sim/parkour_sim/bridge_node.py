@@ -15,7 +15,7 @@ later (60-80 ms by default), the latency the policy is trained with.
 Ground truth for bags and reports (not for the stack: the robot has no such topics):
 ``/sim/base_pose`` (geometry_msgs/PoseStamped, world frame, 50 Hz) and ``/sim/band`` (latched
 std_msgs/String, JSON {"state": "hanging"|"released", "t"}), which a closed-loop replay of the
-bag re-creates (``parkour bag replay --sim``).
+bag re-creates (``parkour bag replay --sim``); ``trajectory.npz``, the qpos parkour_sim.render draws.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor,
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
 from parkour_sim.lockstep import PeerSilence, WallPacer
 from parkour_sim.physics import RobotSim
+from parkour_sim.render import STATE_HZ, TRAJECTORY_FILE, save_trajectory
+from parkour_sim.scene import load_scene_file
 
 TRAJECTORY_HZ = 50.0
 DEPTH_FRAME_ID = "camera_depth_optical_frame"
@@ -223,6 +225,9 @@ class MujocoBridge:
         self.lowstate_sent = 0
         self.lowcmd_received = 0
         self.trajectory: dict[str, list[float]] = {k: [] for k in ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt")}
+        # The whole qpos at STATE_HZ, for rendering the run after it ended (a copy per sample, no rendering here).
+        self.state_t: list[float] = []
+        self.state_qpos: list[np.ndarray] = []
         self.fell = False
         self.fell_at_s: float | None = None
         # Onsets the fault suite judges the supervisor against, from the simulator's side: the first
@@ -466,6 +471,7 @@ class MujocoBridge:
         dt = b.physics_dt_s
         lowstate_every = max(1, round(1.0 / (b.lowstate_hz * dt)))
         record_every = max(1, round(1.0 / (TRAJECTORY_HZ * dt)))
+        state_every = max(1, round(1.0 / (STATE_HZ * dt)))
         # Pipelined lockstep: sim time is held at each supervisor tick for the answers to the one before,
         # so the peers compute tick k while physics steps to k+1. What they may read is sent at ticks only,
         # and commands are taken only there: what a peer reads at a tick and when its command acts do
@@ -525,6 +531,9 @@ class MujocoBridge:
                         self._publish_frames()
                 if step % record_every == 0:
                     self._record()
+                if step % state_every == 0:
+                    self.state_t.append(t)
+                    self.state_qpos.append(self.sim.data.qpos.astype(np.float32))
                 if handle is not None and step % viewer_every == 0:
                     handle.sync()
                 if peer_ticks and not pipelined:
@@ -600,8 +609,15 @@ class MujocoBridge:
                     "camera_ticks_suppressed": self.camera_ticks_suppressed,
                 },
                 "trajectory": self.trajectory,
+                "states": {"file": TRAJECTORY_FILE, "hz": STATE_HZ, "samples": len(self.state_t)},
             },
         )
+        b = self.cfg.bridge
+        try:  # pictures only: their loss must not cost the run its metrics or its shutdown
+            save_trajectory(self.run_dir / TRAJECTORY_FILE, self.state_t, self.state_qpos, self.cfg.robot,
+                            load_scene_file(b.scene), b.robot_model, b.physics_dt_s)  # fmt: skip
+        except Exception as e:
+            print(f"mujoco_bridge: {TRAJECTORY_FILE} not written: {e}", flush=True)
 
     def shutdown(self) -> None:
         import rclpy

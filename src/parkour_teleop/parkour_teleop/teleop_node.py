@@ -7,16 +7,10 @@ Sources (``teleop.source``, or ``--source``):
   remote    the Unitree remote, as the supervisor republishes it from rt/lowstate on /teleop/remote
 
 The mapping is parkour_core.teleop.TeleopMapper. Outputs, at ``teleop.rate_hz``: the velocity on
-``cmd_vel.teleop_topic`` while the operator commands one (the stick out of its deadzone, the ramp
-down after it, and ``teleop.release_hold_s`` of zeros; then silence, so the autonomy topic drives
-again: parkour_core.command_mux) and, except for the remote, the normalised ``/teleop/joy`` while
-the input is present, so the supervisor sees the gamepad chords and notices
-a lost gamepad when it stops. Chords call ``/supervisor/<request>`` on their rising edge, in the
-callback that saw it (the e-stop does not wait for a tick); the supervisor reads the same chords
-from /teleop/joy as well, so a request reaches it on two paths (the service also answers with
-what it did, which is logged). The remote's chords are the supervisor's own (``remote_*_keys``,
-read from rt/lowstate): from the remote this node maps only the sticks. In simulation it releases
-the elastic band once the supervisor first reaches STAND.
+``cmd_vel.teleop_topic`` while the operator commands one, then silence, so the autonomy topic drives
+again (parkour_core.command_mux); the normalised ``/teleop/joy`` (not for the remote); chords as
+``/supervisor/<request>`` calls on their rising edge. In simulation it releases the elastic band once
+the supervisor first reaches STAND. Why each output is as it is: :class:`TeleopNode`.
 """
 
 from __future__ import annotations
@@ -50,6 +44,15 @@ SOURCES = ("joy", "gamepad", "keyboard", "remote")
 
 
 class TeleopNode:
+    """The node. The velocity goes out while the stick is out of its deadzone, during the ramp down after
+    it, and for ``teleop.release_hold_s`` of zeros. ``/teleop/joy`` goes out while the input is present, so
+    the supervisor sees the gamepad chords and notices a lost gamepad when it stops. Chords call
+    ``/supervisor/<request>`` in the callback that saw them (the e-stop does not wait for a tick); the
+    supervisor reads the same chords from /teleop/joy as well, so a request reaches it on two paths (the
+    service also answers with what it did, which is logged). The remote's chords are the supervisor's own
+    (``remote_*_keys``, read from rt/lowstate): from the remote this node maps only the sticks.
+    """
+
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str], source: str) -> None:
         import rclpy
         from geometry_msgs.msg import Twist

@@ -7,35 +7,7 @@
 
 Run with any Python: without mjlab it re-runs itself under ``.venv-mjlab`` (as smoke.py). Each
 writes ``DIR/<name>_check.json`` (``all``: the three in one process); ``training/backends/mjlab/test_smoke.py``
-asserts on them.
-
-- ``teacher``: the PHP teacher on the two toy references (a 10 cm and a 20 cm box 0.18 m ahead),
-  every environment put at its reference's first frame (``MotionCommand.reset_to_frame``: no
-  randomization), then mjlab's observation: the ``height_scan`` term's size, each environment's
-  reference (its terrain column) and tile origin, and the scan against the CPU env's analytic scan
-  (:mod:`training.envs.privileged`) of the same pelvis pose over that reference's boxes.
-- ``h1``: the H1 task stepped with small random actions; after each step the actor's observation
-  against parkour_core's ``build_observation`` and every reward term against
-  ``training.h1_walk.rewards.terms``, from the same state; the gait phase against parkour_core's
-  ``GaitClock`` fed the same commands and resets.
-- ``depth``: the students' question, whether mjlab gives each environment a 58 x 87 depth image: the
-  teacher env plus the D435 on the G1's torso (``parkour_sim.depth_camera.add_depth_camera``: the
-  mount of the robot spec, 87 x 58 deg) as mjlab's ``CameraSensorCfg(data_types=("depth",))``
-  (mujoco_warp's BVH ray-traced renderer), its image against our CPU ray-cast depth
-  (``SimDepthCamera``, ``mj_multiRay``) from the same state, and the time of a render, of a sense
-  (render + height scan) and of an env step on this device.
-- ``student_walk``: the walking student's mjlab task (``walk_task.py``, camera noise off, randomization
-  and mount jitter on, episodes cut to 0.5 s so time-outs reset them, and one environment reset by
-  hand) stepped with the teacher's labels plus noise; after every step and reset, from the same
-  state: the ``policy`` group against parkour_core's ``build_observation`` with the manifest's terms,
-  the gait phase against parkour_core's ``GaitClock`` fed the same commands and resets, the clean
-  ray image against ``SimDepthCamera`` on the same model with that environment's mount jitter
-  written into ``cam_pos``/``cam_quat`` (as the CPU env writes it), and the ``depth`` group against
-  ``preprocess_depth`` of the CPU image of the tick whose exposure it shows, that exposure against
-  the CPU env's ``FrameSchedule`` called at the policy ticks with the same grid phase and latencies
-  (the torch stream's draws, recorded). The teacher's labels
-  and their inputs go to ``student_walk_teacher.npz``: ``WalkTeacher`` needs onnxruntime, which
-  .venv-mjlab lacks, so ``test_smoke.py`` compares them in the runtime venv.
+asserts on them. Each ``*_check`` function says what it compares.
 """
 
 from __future__ import annotations
@@ -68,6 +40,14 @@ def _obs_slice(env, group: str, term: str) -> slice:
 
 
 def teacher_check(num_envs: int, out: Path, motion: list[str] | None = None, frame_fraction: float = 0.0) -> dict:
+    """The PHP teacher's height scan against the CPU env's analytic scan.
+
+    On the two toy references (a 10 cm and a 20 cm box 0.18 m ahead), every environment put at its
+    reference's first frame (``MotionCommand.reset_to_frame``: no randomization), then mjlab's observation:
+    the ``height_scan`` term's size, each environment's reference (its terrain column) and tile origin, and
+    the scan against the CPU env's analytic scan (:mod:`training.envs.privileged`) of the same pelvis pose
+    over that reference's boxes.
+    """
     import numpy as np
     import torch
     from mjlab.envs import ManagerBasedRlEnv
@@ -131,6 +111,12 @@ def teacher_check(num_envs: int, out: Path, motion: list[str] | None = None, fra
 
 
 def h1_check(num_envs: int, steps: int, out: Path) -> dict:
+    """The H1 task stepped with small random actions, against our CPU code from the same state.
+
+    After each step: the actor's observation against parkour_core's ``build_observation``, every reward
+    term against ``training.h1_walk.rewards.terms``, the gait phase against parkour_core's ``GaitClock``
+    fed the same commands and resets.
+    """
     import numpy as np
     import torch
     from mjlab.envs import ManagerBasedRlEnv
@@ -246,6 +232,15 @@ def camera_ray_pattern_cfg(mount, width: int, height: int):
 
 
 def depth_check(num_envs: int, out: Path, repeats: int = 10) -> dict:
+    """Whether mjlab gives each environment the students' 58 x 87 depth image.
+
+    The teacher env plus the D435 on the G1's torso (``parkour_sim.depth_camera.add_depth_camera``: the
+    mount of the robot spec, 87 x 58 deg) as mjlab's ``CameraSensorCfg(data_types=("depth",))``
+    (mujoco_warp's BVH ray-traced renderer) and as a ray-cast pattern of our camera's rays
+    (:func:`camera_ray_pattern_cfg`), each image against our CPU ray-cast depth (``SimDepthCamera``,
+    ``mj_multiRay``) from the same state; and the time of a render, of a sense (render + height scan) and
+    of an env step on this device.
+    """
     import time
 
     import mujoco
@@ -354,6 +349,20 @@ def depth_check(num_envs: int, out: Path, repeats: int = 10) -> dict:
 
 
 def student_walk_check(num_envs: int, steps: int, out: Path, manual_reset_step: int = 10) -> dict:
+    """The walking student's mjlab task (``walk_task.py``) against our CPU code from the same state.
+
+    Camera noise off, randomization and mount jitter on, episodes cut to 0.5 s so time-outs reset them,
+    and one environment reset by hand; stepped with the teacher's labels plus noise. After every step and
+    reset: the ``policy`` group against parkour_core's ``build_observation`` with the manifest's terms; the
+    gait phase against parkour_core's ``GaitClock`` fed the same commands and resets; the clean ray image
+    against ``SimDepthCamera`` on the same model with that environment's mount jitter written into
+    ``cam_pos``/``cam_quat`` (as the CPU env writes it); the ``depth`` group against ``preprocess_depth``
+    of the CPU image of the tick whose exposure it shows, and that exposure against the CPU env's
+    ``FrameSchedule`` called at the policy ticks with the same grid phase and latencies (the torch
+    stream's draws, recorded). The teacher's labels and their inputs go to ``student_walk_teacher.npz``:
+    ``WalkTeacher`` needs onnxruntime, which .venv-mjlab lacks, so ``test_smoke.py`` compares them in the
+    runtime venv.
+    """
     import copy
     import dataclasses
 

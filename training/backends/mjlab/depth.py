@@ -3,40 +3,7 @@
 
 :class:`DepthStream` imports torch and our packages only (``test_depth.py`` holds it equal to the CPU
 code in the runtime ``.venv``); :func:`camera_sensor_cfg` builds the mjlab sensor and is called only
-inside ``.venv-mjlab``.
-
-- **Rays**: ``parkour_sim.depth_camera.ray_directions`` (one ray per pixel centre over the D435's
-  87 x 58 deg, ``(x, y, -1)`` in the MuJoCo camera frame) from the camera on ``torso_link`` at the
-  robot spec's mount, as ``SimDepthCamera``'s ``raycast`` method casts them, through mjlab's
-  ``RayCastSensor`` (mujoco_warp's BVH ray kernel, terrain geom group only). mjlab's sensor turns one
-  ray pattern with its frame body; :class:`CameraRaysSensor` turns each environment's own pattern,
-  because the **extrinsic jitter** (per episode, the mount moved by U[-2.5, 2.5] cm per axis and
-  turned by U[-2.5, 2.5] deg about each axis, ``R = R(rotvec) R_nominal`` as the CPU env writes
-  ``cam_quat``) differs per environment. z-depth = hit distance / |(x, y, -1)|, 0 for a miss or
-  outside [0.1, 10] m (``SimDepthCamera``'s range).
-- **Grid, latency, noise, preprocessing** (:class:`DepthStream`): each environment's exposures on a
-  30 Hz grid with a random phase, a latency U[60, 80] ms per frame, published in order (a frame
-  never before the one exposed ahead of it: ``FrameSchedule``), the policy seeing the newest published
-  frame; at reset the camera's last latency + period are replayed with frames of the start state
-  (``DepthPipeline.reset``). Each published frame gets ``add_depth_noise``'s model (offset per frame,
-  Gaussian per pixel, holes, non-positive -> 0) and ``preprocess_depth`` (holes -> far, clip, crop,
-  area resize with parkour_core's own weights, normalise). Frames wait in a ring of slots per
-  environment (the clean metric image, a few hundred floats at the students' ray counts).
-
-What differs from the CPU env, and why:
-
-- **Exposure instants**: the CPU env exposes a frame at the 2 ms physics substep its grid time falls
-  on (every substep's state is kept by ``mujoco.rollout``). mjlab senses once per env step, after the
-  step's ``forward()``: an exposure here is taken at the first policy tick at or after its grid time
-  (0-18 ms later; ``FrameSchedule``'s own rule, "taken at the first call at or after each grid
-  point", called at 50 Hz instead of 500 Hz). Sensing inside the decimation loop would read the
-  camera pose one substep stale (mjlab's ``mj_step`` leaves kinematics before integration) and
-  cast every world's rays at every substep, ten times the ray cost, for environments of which
-  only one in seventeen is due.
-- **Noise draws**: the same model, from torch's generator (seeded from ``run.seed``), drawn when a
-  frame is published rather than when it is exposed (a frame is noised once either way; frames
-  overtaken before the policy sees them are never noised): the same distribution, not the CPU's
-  numpy streams.
+inside ``.venv-mjlab``. Each says where it differs from the CPU env and why.
 """
 
 from __future__ import annotations
@@ -128,7 +95,28 @@ class Extrinsics:
 
 
 class DepthStream:
-    """See the module docstring. ``image`` [N, spec.height, spec.width] is what the policy sees."""
+    """The camera's grid, latency, noise and preprocessing per environment (``DepthPipeline`` in torch).
+
+    Each environment's exposures lie on a 30 Hz grid with a random phase, with a latency U[60, 80] ms per
+    frame, published in order (a frame never before the one exposed ahead of it: ``FrameSchedule``); the
+    policy sees the newest published frame. At reset the camera's last latency + period are replayed with
+    frames of the start state (``DepthPipeline.reset``). Each published frame gets ``add_depth_noise``'s
+    model (offset per frame, Gaussian per pixel, holes, non-positive -> 0) and ``preprocess_depth`` (holes
+    -> far, clip, crop, area resize with parkour_core's own weights, normalise). Frames wait in a ring of
+    slots per environment (the clean metric image, a few hundred floats at the students' ray counts).
+    ``image`` [N, spec.height, spec.width] is what the policy sees.
+
+    Unlike the CPU env, which exposes a frame at the 2 ms physics substep its grid time falls on (it keeps
+    every substep's state from ``mujoco.rollout``), an exposure here is taken at the first policy tick at
+    or after its grid time (0-18 ms later; ``FrameSchedule``'s own rule, called at 50 Hz instead of
+    500 Hz): mjlab senses once per env step, after the step's ``forward()``. Sensing inside the decimation
+    loop would read the camera pose one substep stale (mjlab's ``mj_step`` leaves kinematics before
+    integration) and cast every world's rays at every substep, ten times the ray cost, for environments
+    of which only one in seventeen is due. The noise is drawn from torch's generator (seeded from
+    ``run.seed``) when a frame is published rather than when it is exposed: a frame is noised once either
+    way, and frames overtaken before the policy sees them are never noised; the same distribution, not
+    the CPU's numpy streams.
+    """
 
     def __init__(
         self,
@@ -250,6 +238,14 @@ def camera_rays(cfg: CameraConfig) -> tuple[np.ndarray, np.ndarray]:
 def camera_sensor_cfg(mount: CameraMount, cfg: CameraConfig, terrain_groups: tuple[int, ...]):
     """mjlab's sensor for the D435's rays (:class:`CameraRaysSensor`). Inside .venv-mjlab.
 
+    The rays are ``parkour_sim.depth_camera.ray_directions`` (one per pixel centre over the D435's
+    87 x 58 deg, ``(x, y, -1)`` in the MuJoCo camera frame) from the camera on ``torso_link`` at the robot
+    spec's mount, as ``SimDepthCamera``'s ``raycast`` casts them, through mjlab's ``RayCastSensor``
+    (mujoco_warp's BVH ray kernel, terrain geom groups only). z-depth = hit distance / |(x, y, -1)|, 0 for
+    a miss or outside [0.1, 10] m (``SimDepthCamera``'s range). Not mjlab's ``CameraSensorCfg``: its
+    render crops the camera's sensor to the image's aspect, so 87 x 58 pixels would span 79.5 x 58 deg,
+    not the D435's field (``checks.py depth`` compares both with our CPU depth).
+
     The sensor exists before the env's managers; the term that owns the :class:`DepthStream` hands it
     over (``sensor.stream = stream``), and from then on its extrinsics turn each environment's rays."""
     from mjlab.sensor import GridPatternCfg, ObjRef, RayCastSensor, RayCastSensorCfg
@@ -264,7 +260,13 @@ def camera_sensor_cfg(mount: CameraMount, cfg: CameraConfig, terrain_groups: tup
             return offsets, torch.tensor(unit @ nominal.T, dtype=torch.float32, device=device)
 
     class CameraRaysSensor(RayCastSensor):
-        """mjlab's ray sensor with each environment's camera pose (mount jitter) in its body."""
+        """mjlab's ray sensor with each environment's camera pose (mount jitter) in its body.
+
+        mjlab's sensor turns one ray pattern with its frame body; this one turns each environment's own,
+        because the extrinsic jitter (per episode, the mount moved by U[-2.5, 2.5] cm per axis and turned
+        by U[-2.5, 2.5] deg about each axis, ``R = R(rotvec) R_nominal`` as the CPU env writes
+        ``cam_quat``) differs per environment.
+        """
 
         stream: DepthStream | None = None
 

@@ -3,38 +3,16 @@
 Runs inside ``.venv-mjlab`` only. The same task as :mod:`training.h1_walk` (the ``mujoco_cpu``
 backend), on mjlab's velocity-task managers (``mjlab.tasks.velocity``: its factory config, its
 ``UniformVelocityCommand``, its event, reward and termination functions where they compute the same
-thing), with everything that defines the task read from our code, not restated:
-
-- **robot**: our own MJCF, ``sim/robots/h1/h1.xml`` (loads as an mjlab ``Entity`` once its torque
-  ``<motor>`` elements are removed: mjlab adds one ``<position>`` actuator per joint, named as the
-  joint, which would clash with the motors' names). The actuators are ``BuiltinPositionActuatorCfg``
-  with parkour_core's H1 stand gains (``kp_stand``, ``kd_stand``) and torque limits (``tau_max``):
-  the CPU backend's PD servos (MuJoCo position actuators, ``tau = clamp(kp (target - q) - kd dq)``).
-  Joint limits, armature and damping are the MJCF's. Default pose and standing height: the robot spec.
-- **actions**: targets ``default_q + ACTION_SCALE * a`` in parkour_core's joint order (SDK order;
-  mjlab's own joint action would use the MJCF's tree order), clamped where the supervisor clamps
-  them (``SupervisorConfig.joint_margin_rad`` inside the limits), actions clipped at ``ACTION_CLIP``.
-- **observation**: ``training.h1_walk.env.POLICY_TERMS`` term by term (names, dims, scales), in the
-  same order, from mjlab's data; the gait clock is parkour_core's ``GaitClock`` restated in torch
-  inside :class:`GaitVelocityCommand` (advanced once per step after the reward, parked at pi on a
-  zero command, reset to (0, pi)); the critic adds the base's linear velocity and height.
-- **command**: mjlab's ``UniformVelocityCommand`` over ``cfg.velocity`` (vx, vy, yaw rate in the base
-  frame; ``zero_fraction`` standing envs; resampled every ``resample_s``; no heading control).
-- **rewards**: ``training.h1_walk.rewards`` (unitree_rl_gym's H1 terms and ``Weights``), each term a
-  torch function of mjlab's state that computes what the numpy term computes (mjlab's own
-  ``flat_orientation_l2``, ``action_rate_l2``, ``joint_vel_l2`` and ``joint_pos_limits`` where they
-  are the same formula; mjlab's ``track_linear_velocity`` is not: it adds the vertical speed), times
-  the step dt (mjlab's ``scale_rewards_by_dt``, as the CPU env).
-- **episodes**: end at a fall (``root_height_below_minimum``, ``bad_orientation``), at targets the
-  supervisor would refuse, or at ``episode_length_s``; reset to the default pose with joint noise and
-  a random heading; pushes by ``push_by_setting_velocity`` every ``push_interval_s``.
+thing), with everything that defines the task read from our code, not restated: the robot
+(:func:`h1_entity_cfg`), actions (:func:`action_cfg`), observation (:func:`observation_cfgs`),
+command (:func:`command_cfg`), rewards (:func:`reward_cfgs`) and episodes (:func:`env_cfg`).
 
 What differs from the CPU env: reset joint noise is clamped to mjlab's soft joint limits (0.9 of the
 range) instead of the hard ones; rewards and terminations read state one physics substep stale, as
 every mjlab task (mjlab's documented design); the push timers start at a random phase in mjlab's
 interval manager, not per episode. The bundle export (``training.h1_walk.bundle``) is not wired to an
-mjlab run yet: the policy's inputs and outputs are laid out as the CPU task's, so its checkpoint is
-the same MLP.
+mjlab run: the policy's inputs and outputs are laid out as the CPU task's, so its checkpoint is the
+same MLP.
 """
 
 from __future__ import annotations
@@ -72,7 +50,15 @@ def _h1_spec() -> mujoco.MjSpec:
 
 
 def h1_entity_cfg():
-    """mjlab's EntityCfg for our H1: its MJCF, the spec's PD gains, torque limits and default pose."""
+    """mjlab's EntityCfg for our H1: its MJCF, the spec's PD gains, torque limits and default pose.
+
+    Our own MJCF, ``sim/robots/h1/h1.xml``, loads as an mjlab ``Entity`` once its torque ``<motor>``
+    elements are removed: mjlab adds one ``<position>`` actuator per joint, named as the joint, which would
+    clash with the motors' names. The actuators are ``BuiltinPositionActuatorCfg`` with parkour_core's H1
+    stand gains (``kp_stand``, ``kd_stand``) and torque limits (``tau_max``): the CPU backend's PD servos
+    (MuJoCo position actuators, ``tau = clamp(kp (target - q) - kd dq)``). Joint limits, armature and
+    damping are the MJCF's; default pose and standing height the robot spec's.
+    """
     from mjlab.actuator import BuiltinPositionActuatorCfg
     from mjlab.entity import EntityArticulationInfoCfg, EntityCfg
 
@@ -139,6 +125,11 @@ def spec_order_action_cfg(**kwargs):
 
 
 def action_cfg():
+    """Targets ``default_q + ACTION_SCALE * a`` in parkour_core's joint order, actions clipped at ``ACTION_CLIP``.
+
+    The SDK order, because mjlab's own joint action would use the MJCF's tree order; targets are clamped
+    where the supervisor clamps them (``SupervisorConfig.joint_margin_rad`` inside the limits).
+    """
     margin = SUPERVISOR.joint_margin_rad
     return spec_order_action_cfg(
         entity_name="robot",
@@ -164,13 +155,22 @@ def _target_excess(env) -> torch.Tensor:
 
 
 def command_cfg(cfg: TrainConfig):
+    """mjlab's ``UniformVelocityCommand`` over ``cfg.velocity`` with the gait clock.
+
+    vx, vy, yaw rate in the base frame; ``zero_fraction`` standing envs; resampled every ``resample_s``;
+    no heading control.
+    """
     from mjlab.tasks.velocity.mdp import UniformVelocityCommand, UniformVelocityCommandCfg
 
     dt = 1.0 / cfg.env.control_hz
     step_rad = 2.0 * math.pi * dt / cfg.velocity.gait_period_s
 
     class GaitVelocityCommand(UniformVelocityCommand):
-        """mjlab's velocity command plus parkour_core's gait clock (``GaitClock``, batched, in torch)."""
+        """mjlab's velocity command plus parkour_core's gait clock (``GaitClock``, batched, in torch).
+
+        The clock advances once per step after the reward, is parked at pi on a zero command and resets
+        to (0, pi).
+        """
 
         def __init__(self, cfg_, env) -> None:
             super().__init__(cfg_, env)
@@ -258,7 +258,10 @@ def obs_base_height(env) -> torch.Tensor:
 
 
 def observation_cfgs():
-    """The actor's terms (POLICY_TERMS, in order) and the critic's (the same plus base velocity and height)."""
+    """The actor's terms (POLICY_TERMS, in order) and the critic's (the same plus base velocity and height).
+
+    ``training.h1_walk.env.POLICY_TERMS`` term by term (names, dims, scales), from mjlab's data.
+    """
     from mjlab.envs import mdp as envs_mdp
     from mjlab.managers.observation_manager import ObservationGroupCfg, ObservationTermCfg
 
@@ -357,6 +360,13 @@ def rew_swing_height(env) -> torch.Tensor:
 
 
 def reward_cfgs():
+    """``training.h1_walk.rewards`` (unitree_rl_gym's H1 terms and ``Weights``) as mjlab reward terms.
+
+    Each term is a torch function of mjlab's state that computes what the numpy term computes: mjlab's own
+    ``flat_orientation_l2``, ``action_rate_l2``, ``joint_vel_l2`` and ``joint_pos_limits`` where they are
+    the same formula (mjlab's ``track_linear_velocity`` is not: it adds the vertical speed), times the step
+    dt (mjlab's ``scale_rewards_by_dt``, as the CPU env).
+    """
     from mjlab.envs import mdp as envs_mdp
     from mjlab.managers.reward_manager import RewardTermCfg
     from mjlab.managers.scene_entity_config import SceneEntityCfg
@@ -402,7 +412,12 @@ def term_refused(env) -> torch.Tensor:
 
 
 def env_cfg(cfg: TrainConfig, world_size: int = 1, play: bool = False):
-    """mjlab's ManagerBasedRlEnvCfg for h1_walk from our config (num_envs split over ranks)."""
+    """mjlab's ManagerBasedRlEnvCfg for h1_walk from our config (num_envs split over ranks).
+
+    Episodes end at a fall (``root_height_below_minimum``, ``bad_orientation``), at targets the supervisor
+    would refuse, or at ``episode_length_s``; they reset to the default pose with joint noise and a random
+    heading; pushes come by ``push_by_setting_velocity`` every ``push_interval_s``.
+    """
     from mjlab.envs import mdp as envs_mdp
     from mjlab.managers.event_manager import EventTermCfg
     from mjlab.managers.scene_entity_config import SceneEntityCfg

@@ -6,16 +6,6 @@ observation through ``parkour_core.obs.build_observation`` would copy the state 
 so the formulas are restated here, one function per ``parkour_core.obs.TERMS`` name, and
 ``test_policy_terms.py`` holds them equal to the originals on random states. What stays data:
 the order, dims, scale and clip of each term come from a bundle manifest, as on the robot.
-
-- :func:`build_observation`: the manifest's terms in order, each ``clip(value * scale)`` (parkour_core's
-  order of the two; mjlab's own observation pipeline clips before it scales, so the tasks do not use it).
-- :func:`discretise_command`: ``parkour_core.command.discretise_command`` batched (nearest speed level,
-  ties to the slower; heading sector of ``atan2(vy, vx)``), computed in float64.
-- :class:`GaitClock`: ``parkour_core.gait.GaitClock`` batched (advance by 2 pi dt / period, parked at
-  pi while the command is ~0, restarted at (0, pi) when it is not), with per-environment ``ids``.
-- :class:`OnnxMlp`: the walking policy's graph (``Gemm`` and ``Elu`` layers, as holosoma exports its
-  actor) as torch ``Linear`` + ``ELU`` with the ONNX file's weights; any other operator is refused, so
-  a bundle whose graph is not a plain MLP fails loudly instead of being half-converted.
 """
 
 from __future__ import annotations
@@ -91,11 +81,20 @@ def term_value(term: ObsTerm, o: ObsInput) -> torch.Tensor:
 
 
 def build_observation(terms: Sequence[ObsTerm], o: ObsInput) -> torch.Tensor:
+    """The manifest's terms in order, each ``clip(value * scale)``.
+
+    parkour_core's order of the two; mjlab's own observation pipeline clips before it scales, so the tasks
+    do not use it.
+    """
     return torch.cat([term_value(t, o) for t in terms], dim=-1).float()
 
 
 def discretise_command(command: torch.Tensor, spec: DiscreteCommandSpec | None) -> torch.Tensor:
-    """(N, 3) commands -> (N, 2) (speed level, heading sector) as floats; (N, 0) without a spec."""
+    """(N, 3) commands -> (N, 2) (speed level, heading sector) as floats; (N, 0) without a spec.
+
+    ``parkour_core.command.discretise_command`` batched (nearest speed level, ties to the slower; heading
+    sector of ``atan2(vy, vx)``), computed in float64.
+    """
     if spec is None:
         return command.new_zeros((command.shape[0], 0))
     c = command.double()
@@ -110,7 +109,10 @@ def discretise_command(command: torch.Tensor, spec: DiscreteCommandSpec | None) 
 
 
 class GaitClock:
-    """See the module docstring; phases [N, 2] on ``device``."""
+    """``parkour_core.gait.GaitClock`` batched, with per-environment ``ids``; phases [N, 2] on ``device``.
+
+    Advances by 2 pi dt / period, parked at pi while the command is ~0, restarted at (0, pi) when it is not.
+    """
 
     def __init__(
         self, period_s: float, dt_s: float, num_envs: int, device: torch.device | str, still: float = STILL_THRESHOLD
@@ -140,7 +142,12 @@ class GaitClock:
 
 
 class OnnxMlp(nn.Module):
-    """See the module docstring. ``forward(obs [N, in]) -> [N, out]`` in float32."""
+    """The walking policy's graph as torch ``Linear`` + ``ELU`` with the ONNX file's weights.
+
+    Only ``Gemm`` and ``Elu`` layers (as holosoma exports its actor); any other operator is refused, so a
+    bundle whose graph is not a plain MLP fails loudly instead of being half-converted.
+    ``forward(obs [N, in]) -> [N, out]`` in float32.
+    """
 
     def __init__(self, path: Path | str) -> None:
         import onnx

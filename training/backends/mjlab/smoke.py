@@ -1,10 +1,5 @@
 """Our tasks on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
-paper-scale run on a GPU. The config's ``task`` picks the mjlab task: ``h1_walk`` trains the H1
-velocity task (:mod:`training.backends.mjlab.h1_velocity`), ``student_walk`` the walking depth
-student through our runner (:mod:`training.backends.mjlab.walk_task`), ``student_step`` the step-up
-student likewise (:mod:`training.backends.mjlab.step_task`), any teacher config the PHP
-teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files, else the
-config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm box).
+paper-scale run on a GPU. The config's ``task`` picks the mjlab task (see :func:`main`).
 
     .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
     make mjlab-smoke
@@ -14,14 +9,7 @@ config's ``env.motions``, else two toy references standing in front of a 10 cm a
     parkour train run --config student_step --backend mjlab --device cuda --num-envs 4096 --out DIR
 
 Run with any Python: without mjlab it re-runs itself under .venv-mjlab, and without .venv-mjlab it
-says how to create it and exits 0 (the environment is optional; CI does not depend on it). Writes
-``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
-iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
-references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
-events, the ONNX export). A student config writes what the CPU task writes (``curve.jsonl``,
-``model_latest.pt``, ``<task>.json``, ``curves.png``; ``student_step`` also ``final_checkpoint.pt``) and
-``student_mjlab.pt``, from which the runtime ``.venv`` writes the bundle (``parkour train run`` does;
-:mod:`training.backends.mjlab.student_bundle`).
+says how to create it and exits 0 (the environment is optional; CI does not depend on it).
 """
 
 from __future__ import annotations
@@ -54,6 +42,21 @@ def reexec_in_venv(script: str | Path = __file__, what: str = "mjlab smoke") -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Train the config's task on mjlab.
+
+    ``h1_walk`` trains the H1 velocity task (:mod:`training.backends.mjlab.h1_velocity`), ``student_walk``
+    the walking depth student through our runner (:mod:`training.backends.mjlab.walk_task`),
+    ``student_step`` the step-up student likewise (:mod:`training.backends.mjlab.step_task`), any teacher
+    config the PHP teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files,
+    else the config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm
+    box). Writes ``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
+    iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
+    references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
+    events, the ONNX export). A student config writes what the CPU task writes (``curve.jsonl``,
+    ``model_latest.pt``, ``<task>.json``, ``curves.png``; ``student_step`` also ``final_checkpoint.pt``)
+    and ``student_mjlab.pt``, from which the runtime ``.venv`` writes the bundle (``parkour train run``
+    does; :mod:`training.backends.mjlab.student_bundle`).
+    """
     reexec_in_venv()
     sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

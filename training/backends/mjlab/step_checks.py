@@ -4,24 +4,7 @@
 
 Run with any Python: without mjlab it re-runs itself under ``.venv-mjlab`` (as smoke.py). Writes
 ``DIR/student_step_check.json`` and ``DIR/student_step_teacher.npz``; ``test_smoke.py`` asserts on them.
-
-The step-up task (``step_task.py``: randomization on, camera noise off, walk episodes in half the
-episodes and 4 s episodes, so both kinds start and end) is stepped with its teacher's labels plus noise.
-After every step, from the state the env observed (qpos and qvel after the resets):
-
-- the feet's positions and velocities by C MuJoCo's ``mj_forward`` on the same compiled model
-  (``BatchedMujoco.bodies``' formula), and the step-up reflex of ``training.student_step.teacher.lift_angles``
-  (numpy) on them, the base velocity and the boxes of the environment's tile as the pool lists them,
-  against the lift the ``teacher_actions`` term added;
-- the ``privileged`` group against ``training.envs.privileged.build_privileged`` (numpy) of the standing
-  reference at mjlab's standing height, over the same boxes: the analytic height scan of the pool's
-  boxes against the ray-cast sensor reads which tile each environment stands on and where its boxes are.
-
-The teacher is commanded ``TEACHER_COMMAND_GAIN`` times the forward speed, under the supervisor's limits
-(``course.supervisor_limits``: its labels' targets clamped inside the joint limits). The labels and the
-teacher's inputs (the student's command among them) go to ``student_step_teacher.npz``: ``WalkTeacher``
-needs onnxruntime, which .venv-mjlab lacks, so ``test_smoke.py`` rebuilds ``StepTeacher.act``'s labels in
-the runtime venv.
+:func:`student_step_check` says what it compares.
 """
 
 from __future__ import annotations
@@ -40,6 +23,27 @@ TEACHER_COMMAND_GAIN = 1.5  # not 1: the labels are checked with the walking pol
 
 
 def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
+    """The step-up task's reflex labels and privileged group against our CPU code.
+
+    The task (``step_task.py``: randomization on, camera noise off, walk episodes in half the episodes and
+    4 s episodes, so both kinds start and end) is stepped with its teacher's labels plus noise. After every
+    step, from the state the env observed (qpos and qvel after the resets):
+
+    - the feet's positions and velocities by C MuJoCo's ``mj_forward`` on the same compiled model
+      (``BatchedMujoco.bodies``' formula), and the step-up reflex of
+      ``training.student_step.teacher.lift_angles`` (numpy) on them, the base velocity and the boxes of
+      the environment's tile as the pool lists them, against the lift the ``teacher_actions`` term added;
+    - the ``privileged`` group against ``training.envs.privileged.build_privileged`` (numpy) of the
+      standing reference at mjlab's standing height, over the same boxes: the analytic height scan of the
+      pool's boxes against the ray-cast sensor reads which tile each environment stands on and where its
+      boxes are.
+
+    The teacher is commanded ``TEACHER_COMMAND_GAIN`` times the forward speed, under the supervisor's
+    limits (``course.supervisor_limits``: its labels' targets clamped inside the joint limits). The labels
+    and the teacher's inputs (the student's command among them) go to ``student_step_teacher.npz``:
+    ``WalkTeacher`` needs onnxruntime, which .venv-mjlab lacks, so ``test_smoke.py`` rebuilds
+    ``StepTeacher.act``'s labels in the runtime venv.
+    """
     import dataclasses
 
     import mujoco

@@ -7,44 +7,11 @@ Runs inside ``.venv-mjlab`` only (``parkour train run --config student_step[_tin
 :class:`~training.rl.models.DepthRecurrentModel` and its asymmetric MLP critic, the train config, the
 success gate, the curriculum and the choice of exported weights inherited from
 :class:`training.student_step.task.StepTask`. The env is :mod:`walk_task`'s (mjlab's G1 under the
-walking policy's PD, the same actions, camera, randomization, pushes and falls; read its docstring)
-made :class:`training.student_step.env.StepEnv`:
-
-- **terrain**: a pool of ``TILE_ROWS x TILE_COLS`` tiles drawn once per run from ``run.seed``
-  (:func:`tile_pool`): a quarter walk tiles (stage 1's: flat, or ``WalkEnv``'s gentle platforms, half
-  each), the rest courses, ``platform_course`` with ``course.platforms`` platforms of
-  ``course.layout``. The CPU env draws each course's heights from U[min, cap] at its reset, with the
-  cap raised by the curriculum; mjlab's terrain is static, so course tile ``k`` of ``K`` draws its
-  heights from U[min, cap_k], ``cap_k`` spread evenly over (min, max], and a course episode starts on
-  a tile drawn uniformly from those whose highest platform is at most the cap in force
-  (:class:`StepEpisodes`; the lowest tile if none is). Tiles are 22 m long: a course episode at 1 m/s
-  for 20 s stays on its tile.
-- **episodes**: a walk episode with probability ``course.walk_fraction`` (a walk tile, WalkEnv's
-  command: resampled every 4 s and after a fall), else a course episode: command (U[0.5, 1], 0, 0)
-  held for the episode (:class:`StepCommand`).
-- **observation groups**: ``policy`` and ``depth`` (walk_task's), ``teacher_actions`` (the walking
-  policy as walk_task's, plus the step-up reflex over the tile's boxes, :func:`step_terms.lift_angles`),
-  and ``privileged``: the CPU env's 12 privileged terms of its standing reference
-  (:mod:`training.envs.privileged`, 290 values) restated in torch, the height scan from the ray-cast
-  sensor of the PHP teacher (``terrain.height_scan_sensor_cfg``).
-- **reward**: ``StepEnv.step_course``'s (:func:`step_terms.step_reward`) as one term, unscaled by mjlab;
-  a course episode whose base leaves the lane (``|y| > lane_half_width_m`` in the tile's frame) ends as a
-  time-out (``left_lane``: rsl_rl bootstraps its value), a fall as a termination.
-- **the supervisor's limits** (``course.supervisor_limits``): the action term clamps the targets
-  ``joint_margin_rad`` inside the joint limits, the teacher's labels are clamped the same
-  (:func:`step_terms.supervised_actions`), and targets it would refuse end the episode as a fall
-  (``refused``, :func:`step_terms.refused`), as ``StepEnv`` does.
-
-What differs from the CPU task, and why:
-
-- Everything :mod:`walk_task` lists (robot model and solver, camera exposures, random streams).
-- **Heights** come from a finite pool (48 courses at the default 8 x 8) stratified by cap: at a cap
-  the heights are a mixture of U[min, cap_k] for the tiles with ``cap_k`` up to about the cap, a little
-  lower on average than the CPU env's U[min, cap].
-- **The terminal step's reward** is computed on the state the step reached, before the reset; the
-  CPU env reads it after its resets (a fallen robot's reward is the fall's on both).
-- The reference pelvis the privileged ``anchor_*`` terms compare against stands at mjlab's G1 standing
-  height, not holosoma's.
+walking policy's PD, the same actions, camera, randomization, pushes and falls, and the differences
+from the CPU task it lists) made :class:`training.student_step.env.StepEnv`: the terrain
+(:func:`tile_pool`, :class:`StepEpisodes`), command (``StepCommand``), observation groups
+(:func:`observation_cfgs`), reward (:class:`step_reward`) and the supervisor's limits
+(:func:`supervisor_clip`) each say where they differ from the CPU task, and why.
 """
 
 from __future__ import annotations
@@ -106,6 +73,17 @@ class TilePool:
 
 
 def tile_pool(course: CourseConfig, walk: TerrainConfig, seed: int, rows: int = TILE_ROWS, cols: int = TILE_COLS):
+    """A pool of ``rows x cols`` tiles drawn once from ``seed``: a quarter walk tiles, the rest courses.
+
+    Walk tiles are stage 1's (flat, or ``WalkEnv``'s gentle platforms, half each); course tiles are
+    ``platform_course`` with ``course.platforms`` platforms of ``course.layout``. The CPU env draws each
+    course's heights from U[min, cap] at its reset, with the cap raised by the curriculum; mjlab's terrain
+    is static, so course tile ``k`` of ``K`` draws its heights from U[min, cap_k], ``cap_k`` spread evenly
+    over (min, max] (:class:`StepEpisodes` picks among them). The heights thus come from a finite pool
+    (48 courses at the default 8 x 8) stratified by cap: at a cap they are a mixture of U[min, cap_k] for
+    the tiles with ``cap_k`` up to about the cap, a little lower on average than the CPU env's U[min, cap].
+    Tiles are 22 m long: a course episode at 1 m/s for 20 s stays on its tile.
+    """
     rng = np.random.default_rng([seed, 23])
     t = rows * cols
     n_walk = max(1, round(WALK_TILE_SHARE * t))
@@ -169,7 +147,12 @@ def terrain_cfg(pool: TilePool, seed: int):
 
 
 class StepEpisodes:
-    """A reset event: each new episode's kind and tile (StepEnv.place_terrain), its course state."""
+    """A reset event: each new episode's kind and tile (StepEnv.place_terrain), its course state.
+
+    A walk episode with probability ``course.walk_fraction`` starts on a walk tile; a course episode starts
+    on a tile drawn uniformly from those whose highest platform is at most the curriculum's cap in force
+    (the lowest tile if none is).
+    """
 
     def __init__(self, cfg, env) -> None:
         p = cfg.params
@@ -229,7 +212,11 @@ def command_cfg(manifest: Manifest, command: CommandConfig, course: CourseConfig
     from mjlab.managers.command_manager import CommandTerm, CommandTermCfg
 
     class StepCommand(CommandTerm):
-        """WalkEnv's command on walk episodes, StepEnv's held (vx, 0, 0) on course episodes; the gait clock."""
+        """WalkEnv's command on walk episodes, StepEnv's held (vx, 0, 0) on course episodes; the gait clock.
+
+        Walk episodes resample their command every 4 s and after a fall; course episodes hold
+        (U[0.5, 1], 0, 0) for the whole episode.
+        """
 
         def __init__(self, cfg, env) -> None:
             super().__init__(cfg, env)
@@ -356,7 +343,12 @@ def _joint_limits(manifest: Manifest) -> tuple[np.ndarray, np.ndarray]:
 
 
 def supervisor_clip(manifest: Manifest) -> dict[str, tuple[float, float]]:
-    """Per joint, where the supervisor clamps its target: ``joint_margin_rad`` inside the joint's limits."""
+    """Per joint, where the supervisor clamps its target: ``joint_margin_rad`` inside the joint's limits.
+
+    With ``course.supervisor_limits`` the action term clamps the targets here, the teacher's labels are
+    clamped the same (:func:`step_terms.supervised_actions`), and targets the supervisor would refuse end
+    the episode as a fall (:func:`term_refused`), as ``StepEnv`` does.
+    """
     low, high = clamp_bounds(*_joint_limits(manifest))
     return {n: (float(lo), float(hi)) for n, lo, hi in zip(manifest.joint_names, low, high, strict=True)}
 
@@ -397,7 +389,11 @@ def _rotate_inverse(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 def privileged_obs(env, manifest: Manifest, anchor_height_m: float) -> torch.Tensor:
-    """The CPU env's privileged observation (PRIVILEGED_TERMS' order) of its standing reference, in torch."""
+    """The CPU env's privileged observation (PRIVILEGED_TERMS' order) of its standing reference, in torch.
+
+    The reference pelvis the ``anchor_*`` terms compare against stands at mjlab's G1 standing height
+    (``anchor_height_m``), not holosoma's.
+    """
     from mjlab.envs import mdp as envs_mdp
 
     from training.backends.mjlab.terrain import SCAN_SENSOR
@@ -435,6 +431,13 @@ def privileged_obs(env, manifest: Manifest, anchor_height_m: float) -> torch.Ten
 def observation_cfgs(
     manifest: Manifest, anchor_height_m: float, teacher_command_gain: float = 1.0, supervisor_limits: bool = False
 ):
+    """``policy`` and ``depth`` (walk_task's), ``teacher_actions`` and ``privileged``.
+
+    ``teacher_actions``: the walking policy as walk_task's, plus the step-up reflex over the tile's boxes
+    (:func:`step_terms.lift_angles`). ``privileged``: the CPU env's 12 privileged terms of its standing
+    reference (:mod:`training.envs.privileged`, 290 values) restated in torch, the height scan from the
+    PHP teacher's ray-cast sensor (``terrain.height_scan_sensor_cfg``).
+    """
     from mjlab.managers.observation_manager import ObservationGroupCfg, ObservationTermCfg
 
     groups = walk_task.observation_cfgs(manifest)
@@ -468,14 +471,23 @@ def _time_out(env) -> torch.Tensor:
 
 
 def term_left_lane(env, course: CourseConfig) -> torch.Tensor:
-    """StepEnv.step_course's lane exit: a course episode's base beyond the lane, unless it fell or timed out."""
+    """StepEnv.step_course's lane exit: a course episode's base beyond the lane, unless it fell or timed out.
+
+    Beyond the lane is ``|y| > lane_half_width_m`` in the tile's frame. It ends the episode as a time-out
+    (``left_lane``), so rsl_rl bootstraps its value; a fall ends it as a termination.
+    """
     qpos, _ = _root(env)
     done = walk_task.term_fell(env) | _time_out(env)
     return step_terms.left_lane(qpos[:, 1] - env.scene.env_origins[:, 1], _episodes(env).on_course, done, course)
 
 
 class step_reward:  # lower case: mjlab's class-based terms read as functions
-    """StepEnv.step_course's reward on the state the step reached; keeps the step's outcome for the task's figures."""
+    """StepEnv.step_course's reward on the state the step reached; keeps the step's outcome for the task's figures.
+
+    One reward term, unscaled by mjlab (:func:`step_terms.step_reward`). The terminal step's reward is
+    computed on the state the step reached, before the reset, where the CPU env reads it after its resets
+    (a fallen robot's reward is the fall's on both).
+    """
 
     def __init__(self, cfg, env) -> None:
         self.outcome: step_terms.StepOutcome | None = None

@@ -2,29 +2,10 @@
 
 Runs inside ``.venv-mjlab`` only (setup.sh; mjlab pins mujoco 3.11). It is a thin adapter: mjlab's
 own managers and its BeyondMimic tracking terms (``mjlab.tasks.tracking``) do the work; this module
-sets them from a :class:`training.configs.TrainConfig`:
-
-- **references**: :func:`convert_motion` runs a synth ``motion_*.npz`` (root pose + 29 joints at 50
-  fps) through forward kinematics on mjlab's own G1 model, and writes the arrays mjlab's
-  ``MotionLoader`` reads (joint_pos/vel in mjlab's joint order, every body's world pose and
-  velocity in mjlab's body order) plus the reference's boxes (``terrain_box_*``). The motion's fps
-  must equal the control rate: mjlab advances one reference frame per env step. Several references
-  train in one run (:mod:`training.backends.mjlab.motion`: each environment tracks its own).
-- **terrain**: each reference's boxes on its own tile of mjlab's terrain generator, the
-  environments spread over the tiles (:mod:`training.backends.mjlab.terrain`, which says why tiles
-  and not per-environment terrain).
-- **privileged height scan** (``env.height_scan``): a yaw-aligned ray-cast sensor on the pelvis over
-  the CPU env's 11 x 11 grid of 0.7 m x 0.7 m, read as ``pelvis_z - terrain height`` by mjlab's
-  ``height_scan`` term, in the actor's and the critic's observation (121 values each).
-- **rewards**: PHP's DeepMimic kernels with PHP's sigmas and weights (``cfg.reward``) on mjlab's
-  term functions (their ``std`` is our sigma: both compute ``exp(-err / sigma^2)``), plus action
-  rate, joint limits and self-contact.
-- **termination**: anchor (pelvis) position error, end-effector position error (both
-  ``cfg.termination.tracking_error_m``, PHP's 0.5 m), anchor orientation ``anchor_ori``, time-out.
-- **domain randomization**: foot friction, torso CoM offset, encoder bias, pushes (``cfg.randomization``).
-- **sampling**: mjlab's adaptive start sampling (``cfg.sampling.adaptive``; 1 s bins per reference)
-  or uniform.
-- **PPO**: rsl-rl 5.4.2 through mjlab's runner config, from ``cfg.policy`` and ``cfg.ppo``.
+sets them from a :class:`training.configs.TrainConfig`: the references (:func:`convert_motion`;
+several per run, :mod:`training.backends.mjlab.motion`), each reference's boxes on its own tile with
+the privileged height scan (:mod:`training.backends.mjlab.terrain`), rewards, terminations,
+randomization and start sampling (:func:`env_cfg`), and PPO (:func:`rl_cfg`).
 
 Not mapped: the CPU env's other privileged terms that mjlab's tracking observation lacks (global
 pelvis pose, ``pelvis_pos_w``/``pelvis_ori_w``); a new reference per reset (an environment keeps
@@ -116,7 +97,13 @@ def kinematic_motion(root_pos: np.ndarray, root_quat: np.ndarray, joint_pos: dic
 
 
 def convert_motion(synth_npz: Path | str, out_npz: Path | str) -> Path:
-    """A `parkour mm synth` motion as the npz mjlab's MotionLoader reads."""
+    """A `parkour mm synth` motion as the npz mjlab's MotionLoader reads.
+
+    The synth ``motion_*.npz`` (root pose + 29 joints at 50 fps) goes through forward kinematics on mjlab's
+    own G1 model; the output holds joint_pos/vel in mjlab's joint order, every body's world pose and
+    velocity in mjlab's body order, and the reference's boxes (``terrain_box_*``). The motion's fps must
+    equal the control rate: mjlab advances one reference frame per env step.
+    """
     src = np.load(synth_npz)
     joint_names = [str(n) for n in src["joint_names"]]
     joints = {name: src["joint_pos"][:, k].astype(np.float64) for k, name in enumerate(joint_names)}
@@ -197,7 +184,19 @@ def motions_for(cfg: TrainConfig, out_dir: Path | str, motion: list[str] | None 
 
 def env_cfg(cfg: TrainConfig, motion_files: list[Path] | list[str], world_size: int = 1, play: bool = False):
     """mjlab's ManagerBasedRlEnvCfg for one teacher over ``motion_files`` (converted npz, each with its
-    boxes), from our config (num_envs split over ranks)."""
+    boxes), from our config (num_envs split over ranks).
+
+    - privileged height scan (``env.height_scan``): the terrain module's yaw-aligned ray-cast sensor, in
+      the actor's and the critic's observation (121 values each);
+    - rewards: PHP's DeepMimic kernels with PHP's sigmas and weights (``cfg.reward``) on mjlab's term
+      functions (their ``std`` is our sigma: both compute ``exp(-err / sigma^2)``), plus action rate,
+      joint limits and self-contact;
+    - termination: anchor (pelvis) position error, end-effector position error (both
+      ``cfg.termination.tracking_error_m``, PHP's 0.5 m), anchor orientation ``anchor_ori``, time-out;
+    - domain randomization: foot friction, torso CoM offset, encoder bias, pushes (``cfg.randomization``);
+    - sampling: mjlab's adaptive start sampling (``cfg.sampling.adaptive``; 1 s bins per reference) or
+      uniform.
+    """
     from mjlab.managers.event_manager import EventTermCfg
     from mjlab.managers.reward_manager import RewardTermCfg
     from mjlab.managers.termination_manager import TerminationTermCfg
@@ -300,7 +299,7 @@ def env_cfg(cfg: TrainConfig, motion_files: list[Path] | list[str], world_size: 
 
 
 def rl_cfg(cfg: TrainConfig):
-    """mjlab's rsl-rl runner config from ``cfg.policy``, ``cfg.ppo`` and ``cfg.run``."""
+    """mjlab's rsl-rl runner config (rsl-rl 5.4.2) from ``cfg.policy``, ``cfg.ppo`` and ``cfg.run``."""
     from mjlab.rl import RslRlModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
     p, o = cfg.policy, cfg.ppo

@@ -1,32 +1,8 @@
 """Each reference's box terrain and the teacher's privileged height scan, through mjlab's own APIs.
 
-Runs inside ``.venv-mjlab`` only.
-
-- **Terrain**: one tile per reference in mjlab's terrain generator (``TerrainGeneratorCfg``, curriculum
-  mode with one row, so tile ``k`` is column ``k`` and mjlab's ``TerrainEntity`` places the
-  environments on the columns in equal shares, fixed for the run). A tile is a ground slab with its
-  top at z = 0 and the reference's boxes (``terrain_box_*`` of the synth motion) on it, laid out in
-  the reference's own frame shifted by the tile's spawn origin. mjlab's ``MotionCommand`` already
-  adds each environment's origin (``scene.env_origins``) to the reference's world poses, so an
-  environment tracks its reference over that reference's boxes.
-
-  Why one shared field of tiles rather than per-environment terrain (the CPU env's box slots moved at
-  every reset): mjlab compiles ONE MjModel for all worlds, and terrain is static geometry of that
-  model (its ``terrain`` body). Per-world geometry would need each box slot's ``geom_pos`` and
-  ``geom_size`` expanded per world (mjlab's domain-randomization path, ``Simulation.expand_model_fields``)
-  and the ray-cast BVH (built over static geoms by mujoco_warp's render context, ``flg_static``)
-  rebuilt for every world; tiles are what mjlab's own terrain generator, env origins and motion
-  command are built around, and they cost nothing per step. The price: an environment's reference is
-  fixed by its column for the run (the CPU env redraws a reference at every reset), and
-  ``env.num_envs`` must be at least the number of references.
-
-- **Height scan**: a ``RayCastSensorCfg`` on the pelvis with ``ray_alignment="yaw"`` and the CPU
-  env's own grid (:func:`training.envs.privileged.scan_grid`: 11 x 11 points over 0.7 m x 0.7 m,
-  x forward, row-major from back-right, turned with the pelvis heading), cast straight down from
-  ``SCAN_LIFT_M`` above the pelvis at terrain geoms only (geom group 0; mjlab's G1 sits in groups 2
-  and 3). mjlab's ``height_scan`` observation term then reads ``pelvis_z - hit_z`` per point: the CPU
-  env's ``pelvis_z - terrain height`` (:mod:`training.envs.privileged`), including under a box whose
-  top is above the pelvis (a ray started at the pelvis would begin inside it).
+Runs inside ``.venv-mjlab`` only. The terrain is one tile per reference in mjlab's terrain generator
+(:func:`reference_terrain_cfg`, which says why tiles and not per-environment terrain); the height scan
+is a yaw-aligned ray-cast sensor on the pelvis over the CPU env's grid (:func:`height_scan_sensor_cfg`).
 """
 
 from __future__ import annotations
@@ -149,7 +125,25 @@ def reference_tile_cfg_class():
 
 
 def reference_terrain_cfg(motion_files: list[Path] | list[str], seed: int = 0):
-    """mjlab's ``TerrainEntityCfg``: one tile per reference (column k = reference k)."""
+    """mjlab's ``TerrainEntityCfg``: one tile per reference (column k = reference k).
+
+    Curriculum mode with one row, so tile ``k`` is column ``k`` and mjlab's ``TerrainEntity`` places the
+    environments on the columns in equal shares, fixed for the run. A tile is a ground slab with its top at
+    z = 0 and the reference's boxes (``terrain_box_*`` of the synth motion) on it, laid out in the
+    reference's own frame shifted by the tile's spawn origin. mjlab's ``MotionCommand`` already adds each
+    environment's origin (``scene.env_origins``) to the reference's world poses, so an environment tracks
+    its reference over that reference's boxes.
+
+    Why one shared field of tiles rather than per-environment terrain (the CPU env's box slots moved at
+    every reset): mjlab compiles ONE MjModel for all worlds, and terrain is static geometry of that model
+    (its ``terrain`` body). Per-world geometry would need each box slot's ``geom_pos`` and ``geom_size``
+    expanded per world (mjlab's domain-randomization path, ``Simulation.expand_model_fields``) and the
+    ray-cast BVH (built over static geoms by mujoco_warp's render context, ``flg_static``) rebuilt for
+    every world; tiles are what mjlab's own terrain generator, env origins and motion command are built
+    around, and they cost nothing per step. The price: an environment's reference is fixed by its column
+    for the run (the CPU env redraws a reference at every reset), and ``env.num_envs`` must be at least
+    the number of references.
+    """
     from mjlab.terrains import TerrainEntityCfg
     from mjlab.terrains.terrain_generator import TerrainGeneratorCfg
 
@@ -208,7 +202,15 @@ def scan_pattern_cfg_class():
 
 
 def height_scan_sensor_cfg(frame_body: str = "pelvis"):
-    """mjlab's ``RayCastSensorCfg`` for the privileged scan: yaw-aligned on the pelvis, terrain geoms only."""
+    """mjlab's ``RayCastSensorCfg`` for the privileged scan: yaw-aligned on the pelvis, terrain geoms only.
+
+    The CPU env's own grid (:func:`training.envs.privileged.scan_grid`: 11 x 11 points over 0.7 m x 0.7 m,
+    x forward, row-major from back-right, turned with the pelvis heading), cast straight down from
+    ``SCAN_LIFT_M`` above the pelvis at terrain geoms only (geom group 0; mjlab's G1 sits in groups 2 and
+    3). mjlab's ``height_scan`` term then reads ``pelvis_z - hit_z`` per point: the CPU env's
+    ``pelvis_z - terrain height`` (:mod:`training.envs.privileged`), including under a box whose top is
+    above the pelvis (a ray started at the pelvis would begin inside it).
+    """
     from mjlab.sensor import ObjRef, RayCastSensorCfg
 
     return RayCastSensorCfg(

@@ -4,8 +4,8 @@ runner, to its bundle), each for two iterations; and what they observe and rewar
 our CPU code from the same state (checks.py).
 
 Runs where ``.venv-mjlab`` exists (``bash training/backends/mjlab/setup.sh``); CI does not create it
-(2.3 GB and about 9 minutes on 2 cores, for a backend meant for GPUs; see the README), so there the
-tests are skipped and say so.
+(a 2.3 GB install for a backend meant for GPUs; see docs/training/gpu.md), so there the tests are
+skipped and say so.
 """
 
 from __future__ import annotations

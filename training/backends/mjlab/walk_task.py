@@ -7,54 +7,9 @@ Runs inside ``.venv-mjlab`` only (``parkour train run --config student_walk[_tin
 :class:`~training.rl.models.DepthRecurrentModel`, its train config and hooks inherited from
 :class:`training.student_walk.task.WalkTask` (mjlab's own runner has no distillation of this kind).
 The env is an mjlab ``ManagerBasedRlEnv`` behind mjlab's ``RslRlVecEnvWrapper`` (rsl_rl's ``VecEnv``),
-built to be :class:`training.student_walk.env.WalkEnv`:
-
-- **robot**: mjlab's G1 (``g1.xml`` of mjlab's asset zoo: compare-walk's ``g1_walk@mjlab`` row is the
-  walking policy on it) with the walking policy's PD (``models/g1_walk`` kp/kd) as MuJoCo position
-  actuators (``tau = clamp(kp (q* - q) - kd dq)`` at every 2 ms step, the CPU backend's servos), the
-  robot spec's effort limits and parkour_sim's per-joint armature (the reflected motor inertia
-  ``parkour sim --robot-model mjlab`` uses), no self-collisions; the D435 at the spec's torso mount.
-- **actions**: ``default_q + 0.25 a`` in parkour_core's joint order, clipped at the manifest's ``action_clip``.
-- **command**: WalkEnv's: (vx U[0, 1], vy U[-0.2, 0.2], yaw rate U[-0.3, 0.3]), all zero with
-  probability 0.1, resampled every 4 s and at a fall (not at a time-out); and the walking policy's
-  gait clock, parkour_core's ``GaitClock`` in torch, reset with the episode and advanced once per
-  tick with the command in force (:class:`WalkCommand`).
-- **terrain**: flat ground, and the gentle platforms of ``WalkEnv.place_terrain`` (four 2-5 cm boxes,
-  0.8 m deep, 3 m wide, yawed up to 20 deg, ``platform_course``) ahead of the start.
-- **episodes**: reset to the default pose standing at the origin of a tile facing +x; end at a fall
-  (pelvis below 0.45 m or tilted past 1 rad, from ``qpos`` after the step as ``WalkEnv.fallen``) or
-  after ``env.episode_length_s``. Randomization per episode as ``RandomizationConfig()``: friction
-  (kinetic U[0.4, 1.1] capped by static U[0.4, 1.3], on every contact geom), restitution as the
-  contacts' damping ratio, torso CoM offset, and pushes (a horizontal force U[0, 30] N on the torso
-  for U[1, 3] s after a quiet U[1, 5] s), restated in torch (:func:`randomize_physics`, :class:`TorsoPushes`).
-- **observation groups** (the CPU task's): ``policy``, the student's proprioceptive terms in the bundle
-  manifest's order through :mod:`policy_terms` (parkour_core's formulas in torch); ``depth``, the
-  torso camera's rays through our noise, latency and preprocessing (:mod:`depth`); ``teacher_actions``,
-  the walking policy (``models/g1_walk``'s ONNX graph as a torch MLP, :class:`policy_terms.OnnxMlp`)
-  on its own observation terms, the same gait phase and command, clipped as ``WalkTeacher``.
-- **export**: the run saves the student's weights and calibration frames (``student_mjlab.pt``); the
-  runtime ``.venv`` (which has onnxruntime for the exporter's parity checks) writes the bundle with
-  ``training.student_walk.bundle.export_walking_student``: the same contract as the CPU task
-  (:mod:`training.backends.mjlab.student_bundle`).
-
-What differs from the CPU task, and why:
-
-- **The robot model and solver**: mjlab's G1 model (capsule feet, its inertias, mjlab's collision
-  setup: feet with condim 3, the other collision geoms frictionless) on MuJoCo-Warp, not holosoma's
-  ``g1_29dof.xml`` on C MuJoCo (mjlab builds its G1 from its own asset); ``implicitfast`` with 10
-  solver iterations (mjlab's velocity tasks), not MuJoCo's defaults.
-- **The terrain**: mjlab compiles one model for all worlds, and terrain is static geometry of it
-  (see ``terrain.py``), so the platform courses are tiles of mjlab's terrain generator: a pool of
-  ``TILE_ROWS x TILE_COLS`` tiles, each flat or a course with probability ``TerrainConfig.fraction``,
-  drawn once per run from ``run.seed``; each episode starts on a tile drawn at random
-  (``randomize_terrain``). The CPU env draws a new course at every reset. A robot that walks off its
-  tile walks onto the next one (courses end 0.8-10.3 m ahead; tiles are 12 m long).
-- **The camera's exposure instants** (at policy ticks, not 2 ms substeps) and **the noise streams**
-  (torch's, not numpy's): see :mod:`depth`.
-- **Falls** are read from ``qpos`` after the step (as the CPU env); mjlab's terminations would read
-  kinematics one substep stale. The pushes' force is set after a step for the next one (the CPU env
-  sets it at the start of that step, from the same clock): the same schedule.
-- **Random streams**: torch's generators seeded from ``run.seed``, not the CPU env's numpy streams.
+built to be :class:`training.student_walk.env.WalkEnv`. Each builder below (robot, actions, terrain,
+command, observations, episodes, export) says what of WalkEnv it restates, where it differs from the
+CPU task and why. Random streams are torch's generators seeded from ``run.seed``, not numpy's.
 """
 
 from __future__ import annotations
@@ -128,7 +83,15 @@ def standing_height(default_q: np.ndarray) -> float:
 
 
 def robot_cfg(manifest: Manifest):
-    """mjlab's G1 with the walking policy's PD, the spec's effort limits and armature, the D435 on the torso."""
+    """mjlab's G1 with the walking policy's PD, the spec's effort limits and armature, the D435 on the torso.
+
+    mjlab's G1 is ``g1.xml`` of mjlab's asset zoo (compare-walk's ``g1_walk@mjlab`` row is the walking policy
+    on it): capsule feet, its inertias, mjlab's collision setup (feet with condim 3, the other collision geoms
+    frictionless), no self-collisions; not holosoma's ``g1_29dof.xml``, because mjlab builds its G1 from its
+    own asset. The walking policy's PD (``models/g1_walk`` kp/kd) runs as MuJoCo position actuators
+    (``tau = clamp(kp (q* - q) - kd dq)`` at every 2 ms step, the CPU backend's servos), with parkour_sim's
+    per-joint armature (the reflected motor inertia ``parkour sim --robot-model mjlab`` uses).
+    """
     from mjlab.actuator import BuiltinPositionActuatorCfg
     from mjlab.asset_zoo.robots.unitree_g1.g1_constants import FULL_COLLISION_WITHOUT_SELF, get_spec
     from mjlab.entity import EntityArticulationInfoCfg, EntityCfg
@@ -161,7 +124,10 @@ def robot_cfg(manifest: Manifest):
 
 
 def action_cfg(manifest: Manifest, clip: dict[str, tuple[float, float]] | None = None):
-    """``clip``: per joint name, the (low, high) its target is clamped to before it reaches the motor."""
+    """Targets ``default_q + 0.25 a`` in parkour_core's joint order (the manifest's ``action_scale``).
+
+    ``clip``: per joint name, the (low, high) its target is clamped to before it reaches the motor.
+    """
     from training.backends.mjlab.h1_velocity import spec_order_action_cfg
 
     return spec_order_action_cfg(
@@ -177,7 +143,15 @@ def action_cfg(manifest: Manifest, clip: dict[str, tuple[float, float]] | None =
 
 
 def terrain_cfg(t: TerrainConfig, seed: int):
-    """The tile pool: flat tiles and ``platform_course`` tiles in proportion ``t.fraction``."""
+    """The tile pool: flat tiles and ``platform_course`` tiles in proportion ``t.fraction``.
+
+    The courses are the gentle platforms of ``WalkEnv.place_terrain`` (four 2-5 cm boxes, 0.8 m deep, 3 m
+    wide, yawed up to 20 deg) ahead of the start. mjlab compiles one model for all worlds and terrain is
+    static geometry of it (see ``terrain.py``), so the courses are tiles of mjlab's terrain generator,
+    ``TILE_ROWS x TILE_COLS`` of them drawn once per run from ``seed``, and each episode starts on a tile
+    drawn at random (``randomize_terrain``); the CPU env draws a new course at every reset instead. A robot
+    that walks off its tile walks onto the next one (courses end 0.8-10.3 m ahead; tiles are 12 m long).
+    """
     from mjlab.terrains import TerrainEntityCfg
     from mjlab.terrains.terrain_generator import SubTerrainCfg, TerrainGeneratorCfg, TerrainGeometry, TerrainOutput
     from mjlab.terrains.utils import make_plane
@@ -223,7 +197,12 @@ def command_cfgs(manifest: Manifest, camera: CameraConfig, command: CommandConfi
     from mjlab.managers.command_manager import CommandTerm, CommandTermCfg
 
     class WalkCommand(CommandTerm):
-        """WalkEnv's velocity command and the walking policy's gait clock (see the module docstring)."""
+        """WalkEnv's velocity command and the walking policy's gait clock.
+
+        The command: (vx U[0, 1], vy U[-0.2, 0.2], yaw rate U[-0.3, 0.3]), all zero with probability 0.1,
+        resampled every 4 s and at a fall (not at a time-out). The clock: parkour_core's ``GaitClock`` in
+        torch, reset with the episode and advanced once per tick with the command in force.
+        """
 
         def __init__(self, cfg, env) -> None:
             super().__init__(cfg, env)
@@ -413,6 +392,15 @@ class teacher_actions:  # lower case: mjlab's class-based terms read as function
 
 
 def observation_cfgs(manifest: Manifest):
+    """The CPU task's observation groups.
+
+    ``policy``: the student's proprioceptive terms in the bundle manifest's order through :mod:`policy_terms`
+    (parkour_core's formulas in torch). ``depth``: the torso camera's rays through our noise, latency and
+    preprocessing (:mod:`depth`, which says why its exposure instants are policy ticks, not 2 ms substeps).
+    ``teacher_actions``: the walking policy (``models/g1_walk``'s ONNX graph as a torch MLP,
+    :class:`policy_terms.OnnxMlp`) on its own observation terms, the same gait phase and command, clipped
+    as ``WalkTeacher``.
+    """
     from mjlab.managers.observation_manager import ObservationGroupCfg, ObservationTermCfg
 
     policy = {
@@ -438,7 +426,10 @@ def _root_qpos(env) -> torch.Tensor:
 
 
 def term_fell(env) -> torch.Tensor:
-    """WalkEnv.fallen on the state after the step (qpos, not kinematics one substep stale)."""
+    """WalkEnv.fallen (pelvis below 0.45 m or tilted past 1 rad) on the state after the step.
+
+    Read from ``qpos``, as the CPU env does: mjlab's terminations would read kinematics one substep stale.
+    """
     root = _root_qpos(env)
     rq = root[:, 3:7]
     up_z = 1.0 - 2.0 * (rq[:, 1] ** 2 + rq[:, 2] ** 2)
@@ -447,7 +438,12 @@ def term_fell(env) -> torch.Tensor:
 
 
 def randomization_events(r: RandomizationConfig, seed: int):
-    """``training.envs.randomization``'s per-episode draws and pushes as mjlab events."""
+    """``training.envs.randomization``'s per-episode draws and pushes as mjlab events.
+
+    As ``RandomizationConfig()``: friction (kinetic U[0.4, 1.1] capped by static U[0.4, 1.3], on every
+    contact geom), restitution as the contacts' damping ratio, torso CoM offset, and pushes (a horizontal
+    force U[0, 30] N on the torso for U[1, 3] s after a quiet U[1, 5] s).
+    """
     from mjlab.managers.event_manager import RecomputeLevel, requires_model_fields
 
     generator: dict[str, torch.Generator] = {}
@@ -485,7 +481,11 @@ def randomization_events(r: RandomizationConfig, seed: int):
         env.sim.model.body_ipos[ids, torso] = ipos[torso] + offset
 
     class TorsoPushes:
-        """``training.envs.randomization.Pushes`` per environment in torch, on its episode clock."""
+        """``training.envs.randomization.Pushes`` per environment in torch, on its episode clock.
+
+        The force is set after a step for the next one; the CPU env sets it at the start of that step, from
+        the same clock: the same schedule.
+        """
 
         def __init__(self, cfg, env) -> None:
             n, dev = env.num_envs, env.device
@@ -533,7 +533,12 @@ def randomization_events(r: RandomizationConfig, seed: int):
 
 
 def env_cfg(cfg: TrainConfig, manifest: Manifest, camera: CameraConfig | None = None, randomize: bool = True):
-    """mjlab's ManagerBasedRlEnvCfg of the walking student's env (``camera``: e.g. without noise, for checks)."""
+    """mjlab's ManagerBasedRlEnvCfg of the walking student's env (``camera``: e.g. without noise, for checks).
+
+    Episodes reset to the default pose standing at the origin of a tile facing +x and end at a fall or after
+    ``env.episode_length_s``. The solver: ``implicitfast`` with 10 iterations (mjlab's velocity tasks), not
+    MuJoCo's defaults.
+    """
     from mjlab.envs import ManagerBasedRlEnvCfg
     from mjlab.envs import mdp as envs_mdp
     from mjlab.managers.event_manager import EventTermCfg
@@ -667,7 +672,12 @@ class MjlabWalkTask(WalkTask):
 
 
 def save_student(model: DepthRecurrentModel, frames: list[np.ndarray], provenance: dict, out: Path) -> None:
-    """``student_mjlab.pt``: the weights, calibration frames and provenance the runtime venv exports from."""
+    """``student_mjlab.pt``: the weights, calibration frames and provenance the runtime venv exports from.
+
+    The runtime ``.venv`` (which has onnxruntime for the exporter's parity checks) writes the bundle with
+    ``training.student_walk.bundle.export_walking_student``: the same contract as the CPU task
+    (:mod:`training.backends.mjlab.student_bundle`).
+    """
     torch.save(
         {
             "state_dict": {k: v.detach().cpu() for k, v in model.pair_state_dict().items()},

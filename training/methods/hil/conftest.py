@@ -1,5 +1,5 @@
 """One torch thread for HIL's tests: on two shared, busy cores a second intra-op thread spin-waits
-(a 300-step discriminator fit took 8-21 s with two threads and under 1 s with one)."""
+(a small discriminator fit runs many times slower with two threads than with one)."""
 
 from __future__ import annotations
 

@@ -2,19 +2,9 @@
 
 The same function (:func:`state_features`) reads a simulated robot (:func:`env_states`, from a
 :class:`~training.envs.tracking.TrackingEnv`) and a reference motion (:func:`reference_states`), so
-"real" (motion library) and "generated" (policy) transitions share one layout. Everything is in the
-robot's heading frame (yaw-only), so the features do not depend on where on the course it stands.
-
-| block | dims | meaning |
-| --- | --- | --- |
-| ``joint_pos`` | 29 | joint positions minus the default pose |
-| ``joint_vel`` | 29 | joint velocities |
-| ``root_height`` | 1 | pelvis height above the terrain under it |
-| ``root_lin_vel_h`` | 3 | pelvis linear velocity, heading frame |
-| ``root_ang_vel_h`` | 3 | pelvis angular velocity, heading frame |
-| ``gravity_b`` | 3 | the world's down direction in the pelvis frame (roll and pitch) |
-| ``key_bodies_h`` | 12 | ankles and wrists relative to the pelvis, heading frame |
-| ``scene`` | 5 | terrain height at 5 points along the heading, relative to the terrain under the pelvis |
+"real" (motion library) and "generated" (policy) transitions share one layout (:data:`BLOCKS`).
+Everything is in the robot's heading frame (yaw-only), so the features do not depend on where on
+the course it stands.
 
 The scene samples use the analytic height of :func:`training.envs.privileged.terrain_height` (the
 privileged height scan's), at ``x in SCENE_POINTS_M`` ahead of the pelvis on its heading line.
@@ -44,14 +34,14 @@ KEY_BODIES: tuple[str, ...] = (
 )
 SCENE_POINTS_M: tuple[float, ...] = (-0.2, 0.2, 0.4, 0.6, 0.9)  # along the heading from the pelvis
 BLOCKS: tuple[tuple[str, int], ...] = (
-    ("joint_pos", 29),
-    ("joint_vel", 29),
-    ("root_height", 1),
-    ("root_lin_vel_h", 3),
-    ("root_ang_vel_h", 3),
-    ("gravity_b", 3),
-    ("key_bodies_h", 3 * len(KEY_BODIES)),
-    ("scene", len(SCENE_POINTS_M)),
+    ("joint_pos", 29),  # joint positions minus the default pose
+    ("joint_vel", 29),  # joint velocities
+    ("root_height", 1),  # pelvis height above the terrain under it
+    ("root_lin_vel_h", 3),  # pelvis linear velocity, heading frame
+    ("root_ang_vel_h", 3),  # pelvis angular velocity, heading frame
+    ("gravity_b", 3),  # the world's down direction in the pelvis frame (roll and pitch)
+    ("key_bodies_h", 3 * len(KEY_BODIES)),  # ankles and wrists relative to the pelvis, heading frame
+    ("scene", len(SCENE_POINTS_M)),  # terrain height ahead on the heading, relative to that under the pelvis
 )
 STATE_DIM = sum(d for _, d in BLOCKS)
 BLOCK_SLICES: dict[str, slice] = {

@@ -2,25 +2,12 @@
 
 One :class:`~training.envs.tracking.TrackingEnv` steps all ``num_tracking + num_adversarial``
 environments together (the same physics, terrains, randomization and start-state sampling); the
-first ``num_tracking`` are **tracking** envs, the rest **adversarial** envs. Both kinds see the same
-goal-conditioned observation (:func:`hybrid_observation`): the privileged proprioception and height
-scan of :mod:`training.envs.privileged` without the reference's joint terms, plus a 5-d goal
+first ``num_tracking`` are **tracking** envs, the rest **adversarial** envs (:class:`HybridEnv`
+says how each is rewarded and ended). Both kinds see the same goal-conditioned observation
+(:func:`hybrid_observation`): the privileged proprioception and height scan of
+:mod:`training.envs.privileged` without the reference's joint terms, plus a 5-d goal
 
     goal = (target root position - pelvis, heading frame (3); cos, sin of target heading - heading)
-
-- **tracking env**: the target is the reference's root (pelvis) pose at the env's reference frame,
-  the one the next action is scored against; reward = PHP's tracking reward (Eq. 5 + regularizers);
-  termination = tracking error > ``termination_m``. This goal is a function of the privileged
-  observation alone (:func:`tracking_goal_from_privileged`), so a privileged-observation teacher
-  label (DAgger) comes out of the same policy (:class:`training.methods.hil.task.HILTeacherAdapter`).
-- **adversarial env**: the target is a position, the reference clip's last root position (the far
-  side of its obstacle), with the reference's commanded heading; no pose to track. Reward =
-  ``task_weight * r_task + style_weight * r_style``, with AMP's target-location task reward
-  ``0.7 exp(-0.5 |d|^2) + 0.3 exp(-max(0, v* - u.v)^2)`` (d the planar offset to the target, u its
-  direction, v* the reference's commanded speed; the velocity term is 1 once within
-  ``arrive_m``) and the style reward of the discriminator (``style_reward_fn`` on the step's
-  transition features). Termination = a fall (pelvis below ``fall_height_m`` over the terrain or
-  tilted past ``max_tilt_rad``); both kinds are truncated when the reference clip ends.
 
 ``step`` returns ``obs, reward, done, info``; ``info["transitions"]`` holds every env's
 (s, s') features for the discriminator, ``info["kind"]`` 0 for tracking and 1 for adversarial.
@@ -114,7 +101,11 @@ def hybrid_observation(privileged: NDArray, goal: F | None = None) -> F32:
 
 
 def target_location_reward(offset_xy: F, velocity_xy: F, speed: F, arrive_m: float) -> F:
-    """AMP's target-location task reward (offset = target - pelvis, planar)."""
+    """AMP's target-location task reward (offset = target - pelvis, planar).
+
+    ``0.7 exp(-0.5 |d|^2) + 0.3 exp(-max(0, v* - u.v)^2)``: d the planar offset to the target, u its
+    direction, v* the reference's commanded speed; the velocity term is 1 once within ``arrive_m``.
+    """
     dist = np.linalg.norm(offset_xy, axis=-1)
     direction = offset_xy / np.maximum(dist, 1e-6)[:, None]
     toward = np.sum(direction * velocity_xy, axis=-1)
@@ -123,7 +114,8 @@ def target_location_reward(offset_xy: F, velocity_xy: F, speed: F, arrive_m: flo
 
 
 def fallen(features: F32, cfg: HybridEnvConfig) -> NDArray[np.bool_]:
-    """A fall, from state features: pelvis too low over the terrain or tilted too far."""
+    """A fall, from state features: pelvis below ``fall_height_m`` over the terrain or tilted past
+    ``max_tilt_rad``."""
     height = features[:, BLOCK_SLICES["root_height"]][:, 0]
     down_z = features[:, BLOCK_SLICES["gravity_b"]][:, 2]  # -1 when upright
     tilt = np.arccos(np.clip(-down_z, -1.0, 1.0))
@@ -131,7 +123,21 @@ def fallen(features: F32, cfg: HybridEnvConfig) -> NDArray[np.bool_]:
 
 
 class HybridEnv:
-    """See the module docstring. Env ``i`` is a tracking env for ``i < num_tracking``."""
+    """Tracking and adversarial envs in one batch. Env ``i`` is a tracking env for ``i < num_tracking``.
+
+    - tracking env: the target is the reference's root (pelvis) pose at the env's reference frame, the
+      one the next action is scored against; reward = PHP's tracking reward (Eq. 5 + regularizers);
+      termination = tracking error > ``termination_m``. This goal is a function of the privileged
+      observation alone (:func:`tracking_goal_from_privileged`), so a privileged-observation teacher
+      label (DAgger) comes out of the same policy (:class:`training.methods.hil.task.HILTeacherAdapter`).
+    - adversarial env: the target is a position, the reference clip's last root position (the far side
+      of its obstacle), with the reference's commanded heading; no pose to track. Reward =
+      ``task_weight * r_task + style_weight * r_style``, with AMP's target-location task reward
+      (:func:`target_location_reward`) and the style reward of the discriminator (``style_reward_fn``
+      on the step's transition features). Termination = a fall (:func:`fallen`).
+
+    Both kinds are truncated when the reference clip ends.
+    """
 
     def __init__(
         self,

@@ -2,19 +2,13 @@
 
     .venv/bin/python -m training.methods.hpl.bench [--workers 2 4] [--num-envs 8] [--iterations 6]
 
-Each layout trains the task through the runner (``hpl_student_tiny`` unless ``--config``; the real
-student env, depth camera and recurrent student; an untrained scandot oracle and two synthesized
-references with the curriculum's hurdles: throughput only) with the same ``--num-envs`` in all:
-
-- **one process**: ``hpl.workers: 1``, ``hpl.processes: false``: the environments, the oracle and the
-  learner in the trainer process (what ``php_student`` runs);
-- **N worker processes**: ``hpl.workers: N``: each process steps ``num_envs / N`` environments and
-  labels them with its own oracle while the trainer waits, then the trainer updates.
-
-The figures are the runner's, steady state (the first iteration, with the workers' start, left out):
-env-steps/s of whole iterations (collect + update) and of the collection alone. Writes
-``bench/results/hpl_workers.json`` (``--out``). ``bench/results/hpl_collectors.json`` is the
-measurement of the layout this replaced (asynchronous collectors, see training/methods/hpl/README.md).
+Each layout (:func:`bench_workers`) trains the task through the runner (``hpl_student_tiny`` unless
+``--config``; the real student env, depth camera and recurrent student; an untrained scandot oracle
+and two synthesized references with the curriculum's hurdles: throughput only) with the same
+``--num-envs`` in all. The figures are the runner's, steady state (the first iteration, with the
+workers' start, left out): env-steps/s of whole iterations (collect + update) and of the collection
+alone. Writes ``bench/results/hpl_workers.json`` (``--out``). ``bench/results/hpl_collectors.json``
+measures the asynchronous-collector layout (see training/methods/hpl/README.md).
 """
 
 from __future__ import annotations
@@ -64,7 +58,13 @@ def bench_workers(
     steps: int = 24,
     config: str = "hpl_student_tiny",
 ) -> dict[str, Any]:
-    """One process, then each worker count, at the same ``num_envs``; writes ``out``."""
+    """One process, then each worker count, at the same ``num_envs``; writes ``out``.
+
+    - one process: ``hpl.workers: 1``, ``hpl.processes: false``: the environments, the oracle and the
+      learner in the trainer process (what ``php_student`` runs);
+    - N worker processes: ``hpl.workers: N``: each process steps ``num_envs / N`` environments and labels
+      them with its own oracle while the trainer waits, then the trainer updates.
+    """
     from parkour_core.provenance import provenance
     from parkour_core.stats import write_json
     from training.configs.schema import load_train_config

@@ -1,23 +1,15 @@
 """`parkour train smoke --method hpl`: HPL's chain at toy size on the CPU, ending in the same bundle.
 
-1. **Terrain**: the HPL terrain set (every kind at the curriculum's levels, fractal noise on top) as
-   heightfields in ``DIR/terrain/terrains.npz`` + ``terrain.json``; the set is also compiled as MuJoCo
-   hfield geoms (one tile per kind) to check the builder.
-2. **References**: ``parkour mm synth`` into ``DIR/mm`` (the CPU envs are motion-tracking envs: the
+1. Terrain: the HPL terrain set as heightfields in ``DIR/terrain`` (:func:`stage_terrain`).
+2. References: ``parkour mm synth`` into ``DIR/mm`` (the CPU envs are motion-tracking envs: the
    robot needs a reference to follow), cut as the PHP smoke cuts them.
-3. **Curriculum terrains**: each reference gets one copy per level with a hurdle of that level's
-   height (``terrain.parkour_terrain("hurdles", d)``) across its path at 60 % of its length: the
-   box-only CPU env takes box-representable kinds.
-4. **Oracle**: the ``hpl_oracle`` task through the runner (:mod:`.task`: rsl_rl's PPO on the tracking
-   env with the scandot oracle of :mod:`.oracle`, the size's ``smoke.hpl_oracle`` config); episodes
-   start at the start of their terrain; each environment's reference copy is chosen by its curriculum
-   level (:mod:`.curriculum`), moved after every episode by the distance covered along the path over
-   the path's length.
-5. **Student**: the ``hpl_student`` task through the runner (:mod:`.student`, the size's
-   ``smoke.hpl_student`` config): DAgger from the oracle into the recurrent depth student, its
-   environments in ``hpl.workers`` worker processes, each labelling its share with its own oracle;
-   its end exports the bundle (``DIR/student/bundle``, ``training.export.export_student``'s checks).
-6. **Simulation** (``training.pipeline.smoke.stage_sim``), as the PHP smoke run.
+3. Curriculum terrains: one copy of each reference per level with a hurdle of that level's height
+   (:func:`curriculum_references`): the box-only CPU env takes box-representable kinds.
+4. Oracle: the ``hpl_oracle`` task through the runner (:mod:`.task`, the size's ``smoke.hpl_oracle``
+   config), each environment's reference copy chosen by its curriculum level (:mod:`.curriculum`).
+5. Student: the ``hpl_student`` task through the runner (:mod:`.student`, the size's
+   ``smoke.hpl_student`` config); its end exports the bundle (``DIR/student/bundle``).
+6. Simulation (``training.pipeline.smoke.stage_sim``), as the PHP smoke run.
 
 Sizes: ``--size NAME`` reads ``training/configs/smoke[_tiny].yaml`` (``training.configs.schema.load_smoke_size``).
 """
@@ -44,7 +36,11 @@ HURDLE_WIDTH_M = 1.0
 
 
 def stage_terrain(out: Path, levels: int, seed: int, log: Log) -> dict[str, Any]:
-    """Write the terrain set (heightfields + parameters) and compile it as MuJoCo hfields."""
+    """Write the terrain set (heightfields + parameters) and compile it as MuJoCo hfields.
+
+    Every kind at the curriculum's levels, fractal noise on top, in ``DIR/terrain/terrains.npz`` +
+    ``terrain.json``; compiled as MuJoCo hfield geoms (one tile per kind) to check the builder.
+    """
     import mujoco
 
     from parkour_core.stats import write_json
@@ -78,7 +74,8 @@ def stage_terrain(out: Path, levels: int, seed: int, log: Log) -> dict[str, Any]
 
 
 def with_hurdle(ref: Reference, difficulty: float) -> Reference:
-    """``ref`` with a hurdle of ``difficulty`` across its path at :data:`HURDLE_AT` of its length."""
+    """``ref`` with a hurdle of ``difficulty`` (``terrain.parkour_terrain("hurdles", d)``) across its path at
+    :data:`HURDLE_AT` of its length."""
     start, direction, length = path_of(ref)
     height = level_value("hurdles", difficulty)
     xy = start + direction * HURDLE_AT * max(length, 0.5)
@@ -128,7 +125,15 @@ def steady_env_steps_per_s(rows: list[dict[str, Any]]) -> float:
 
 
 def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = print) -> dict[str, Any]:
-    """Every HPL stage in order; writes DIR/smoke.json and DIR/curves.png, returns smoke.json's content."""
+    """Every HPL stage in order; writes DIR/smoke.json and DIR/curves.png, returns smoke.json's content.
+
+    The oracle is rsl_rl's PPO on the tracking env with the scandot oracle of :mod:`.oracle`; episodes
+    start at the start of their terrain, and each environment's curriculum level moves after every
+    episode by the distance covered along the path over the path's length. The student is DAgger from
+    the oracle into the recurrent depth student, its environments in ``hpl.workers`` worker processes,
+    each labelling its share with its own oracle; its bundle passes ``training.export.export_student``'s
+    checks.
+    """
     from parkour_core.stats import write_json
     from training.pipeline.teacher import toy_references
     from training.rl.train import train

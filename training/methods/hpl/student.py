@@ -2,20 +2,8 @@
 
 Config: ``training/configs/hpl_student.yaml`` (``hpl_student_tiny.yaml`` for tests), section ``hpl``.
 The runner, rsl_rl's storage and :class:`~training.rl.algorithms.HybridPPO` (with the DAgger term
-and its mask) are PHP's student's; what HPL changes:
-
-- **the labels**: the oracle (an ``hpl_oracle`` run's ``teacher.pt``, ``distill.teacher_checkpoints[0]``,
-  or handed in by the smoke chain) labels every step from its privileged observation, where the
-  environments are: each of the ``hpl.workers`` shares of the environments is PHP's student task
-  (:class:`~training.php_student.task.StudentTask`, here :class:`HPLShare`: the curriculum
-  references with their hurdles) with its own copy of the oracle, and the labels reach the
-  algorithm as the ``teacher_actions`` observation group, as a PHP teacher's do;
-- **the processes**: with ``hpl.processes`` every share runs in its own worker process
-  (:class:`~training.rl.workers.Workers`: each step fans the actions out and gathers the
-  observations, labels and rewards back); without, the same shares step in turn in this process;
-- **the loss**: HPL distils by DAgger alone. ``hpl.pure_dagger`` holds PHP's schedule at its start
-  (lambda_D = 1, lambda_PPO = 0, the 0.5 m termination); the critic still fits the returns, unused.
-  ``pure_dagger: false`` runs PHP's hybrid schedule instead.
+and its mask) are PHP's student's; what HPL changes (the labels, the processes, the loss) is on
+:class:`HPLStudentTask`.
 
 What rsl_rl cannot express: HPL's layout of one trainer and N **asynchronous** collectors, each
 rolling out with whatever student weights it last received (one or more updates old) while the
@@ -23,10 +11,6 @@ trainer updates. rsl_rl's runner acts in the trainer process, synchronously: eve
 from the current policy, every step waits for all environments, and the update waits for the
 rollout. So the workers here step in lock-step with the runner and there is no weight lag; what
 the processes buy is the environments and the oracle's labels stepping in parallel.
-
-The references are the oracle's curriculum references (``training.methods.hpl.smoke.curriculum_references``,
-handed in), all levels sampled uniformly (the oracle's curriculum is not carried over). ``finish``
-exports the student as a bundle (``OUT/bundle``).
 """
 
 from __future__ import annotations
@@ -81,7 +65,24 @@ def share_config(cfg: TrainConfig, num_envs: int, rank: int) -> TrainConfig:
 
 
 class HPLStudentTask:
-    """See the module docstring: a :class:`~training.rl.env.TaskEnv` over the workers, and the runner's hooks."""
+    """A :class:`~training.rl.env.TaskEnv` over the workers, and the runner's hooks.
+
+    - the labels: the oracle (an ``hpl_oracle`` run's ``teacher.pt``, ``distill.teacher_checkpoints[0]``,
+      or handed in by the smoke chain) labels every step from its privileged observation, where the
+      environments are: each of the ``hpl.workers`` shares of the environments is PHP's student task
+      (:class:`HPLShare`) with its own copy of the oracle, and the labels reach the algorithm as the
+      ``teacher_actions`` observation group, as a PHP teacher's do;
+    - the processes: with ``hpl.processes`` every share runs in its own worker process
+      (:class:`~training.rl.workers.Workers`: each step fans the actions out and gathers the
+      observations, labels and rewards back); without, the same shares step in turn in this process;
+    - the loss: HPL distils by DAgger alone. ``hpl.pure_dagger`` holds PHP's schedule at its start
+      (lambda_D = 1, lambda_PPO = 0, the 0.5 m termination); the critic still fits the returns, unused.
+      ``pure_dagger: false`` runs PHP's hybrid schedule instead.
+
+    The references are the oracle's curriculum references
+    (``training.methods.hpl.smoke.curriculum_references``, handed in), all levels sampled uniformly (the
+    oracle's curriculum is not carried over). ``finish`` exports the student as a bundle (``OUT/bundle``).
+    """
 
     name = "hpl_student"
     figures = StudentTask.figures

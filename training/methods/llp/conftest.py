@@ -1,4 +1,5 @@
-"""LLP tests run torch on one thread: on the 2 shared cores two threads measured 4x slower for the small convs."""
+"""LLP tests run torch on one thread: on shared, busy cores a second thread makes the small convs
+several times slower."""
 
 from __future__ import annotations
 

@@ -3,19 +3,7 @@
 Stages and outputs are those of :func:`training.pipeline.smoke.run_smoke` (``DIR/mm``, ``DIR/teacher``,
 ``DIR/student`` with its ``bundle``, ``DIR/smoke.json``, ``DIR/curves.png``, ``DIR/sim``), through the
 pipeline's own functions (``stage_mm``, ``train_teacher_stage``: the php_teacher task through the
-runner, ``stage_sim``, ``plot_curves``) and sizes.
-What LLP changes:
-
-- references cut around each motion's skill (approach, skill and exit all present), with their phase;
-- the student: the ``llp_student`` task through the runner (:mod:`.task`; the size's
-  ``smoke.llp_student``): MLP -> GRU -> MLP with the height-scan decoder (:mod:`.student`), LLP's camera
-  timing (:mod:`.timing`), the conditional transition prior with the group label in the critic only
-  (:mod:`.transition_prior`);
-- the export drops the decoder and writes LLP's trained depth latency into the manifest;
-- an entry/exit evaluation of the trained student (:mod:`.evaluate`).
-
-smoke.json adds ``method: "llp"``, ``reconstruction_loss`` (one value per iteration), the prior's
-per-iteration terms (inside ``student``), ``timing`` and ``entry_exit``.
+runner, ``stage_sim``, ``plot_curves``) and sizes. What LLP changes: :func:`run_method_smoke`.
 """
 
 from __future__ import annotations
@@ -30,7 +18,21 @@ from training.pipeline.teacher import Log
 
 
 def run_method_smoke(out: Path, size: str, seed: int, sim: bool, log: Log = print) -> dict[str, Any]:
-    """Every stage in order; writes DIR/smoke.json and DIR/curves.png and returns smoke.json's content."""
+    """Every stage in order; writes DIR/smoke.json and DIR/curves.png and returns smoke.json's content.
+
+    What LLP changes:
+
+    - references cut around each motion's skill (approach, skill and exit all present), with their phase;
+    - the student: the ``llp_student`` task through the runner (:mod:`.task`; the size's
+      ``smoke.llp_student``): MLP -> GRU -> MLP with the height-scan decoder (:mod:`.student`), LLP's
+      camera timing (:mod:`.timing`), the conditional transition prior with the group label in the critic
+      only (:mod:`.transition_prior`);
+    - the export drops the decoder and writes LLP's trained depth latency into the manifest;
+    - an entry/exit evaluation of the trained student (:mod:`.evaluate`).
+
+    smoke.json adds ``method: "llp"``, ``reconstruction_loss`` (one value per iteration), the prior's
+    per-iteration terms (inside ``student``), ``timing`` and ``entry_exit``.
+    """
     import torch
 
     from parkour_core.stats import write_json

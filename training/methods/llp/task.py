@@ -2,19 +2,8 @@
 
 Config: ``training/configs/llp_student.yaml`` (``llp_student_tiny.yaml`` for tests), section ``llp``.
 The runner, the storage and :class:`~training.rl.algorithms.HybridPPO` (PHP's ``lambda_PPO L_PPO +
-lambda_D L_D``, its schedule, the DAgger mask) are PHP's student's; LLP adds:
-
-- **the student** :class:`~training.methods.llp.student.LLPModel` (MLP -> GRU -> MLP) and its height-scan
-  decoder, whose MSE (``llp.reconstruction_weight``) the update adds to every mini-batch through the
-  model's ``auxiliary_losses``;
-- **the camera timing** of :mod:`training.methods.llp.timing` (``llp.camera_hz`` drawn per episode,
-  ``llp.latency_s`` per frame);
-- **the transition prior** (:mod:`training.methods.llp.transition_prior`): each step's policy transition
-  is scored under its group (approach / skill / exit, from the reference's phase at the state's frame)
-  and ``llp.style_weight`` x the style reward joins the task reward; after each iteration the
-  discriminator trains on that iteration's reference transitions (real) against the policy's (fake);
-- **the group in the critic only**: observation group ``llp_group`` (one-hot) goes to the critic beside
-  the privileged observation; the actor, the exported student, never reads it.
+lambda_D L_D``, its schedule, the DAgger mask) are PHP's student's; what LLP adds (the student, the
+camera timing, the transition prior, the group in the critic only): :class:`LLPStudentTask`.
 
 The references are LLP's cuts around each skill (:func:`training.methods.llp.references.skill_references`,
 ``llp.around_skill_s``), handed in by the smoke chain or read from ``env.motions``. ``finish`` exports
@@ -72,7 +61,20 @@ def llp_train_cfg(cfg: TrainConfig) -> dict[str, Any]:
 
 
 class LLPStudentTask(StudentTask):
-    """See the module docstring."""
+    """PHP's student task with LLP's additions.
+
+    - the student :class:`~training.methods.llp.student.LLPModel` (MLP -> GRU -> MLP) and its height-scan
+      decoder, whose MSE (``llp.reconstruction_weight``) the update adds to every mini-batch through the
+      model's ``auxiliary_losses``;
+    - the camera timing of :mod:`training.methods.llp.timing` (``llp.camera_hz`` drawn per episode,
+      ``llp.latency_s`` per frame);
+    - the transition prior (:mod:`training.methods.llp.transition_prior`): each step's policy transition
+      is scored under its group (approach / skill / exit, from the reference's phase at the state's frame)
+      and ``llp.style_weight`` x the style reward joins the task reward; after each iteration the
+      discriminator trains on that iteration's reference transitions (real) against the policy's (fake);
+    - the group in the critic only: observation group ``llp_group`` (one-hot) goes to the critic beside
+      the privileged observation; the actor, the exported student, never reads it.
+    """
 
     name = "llp_student"
     figures = ("tracking_error_m", "reconstruction", "style_reward_per_step", "reward_per_step")

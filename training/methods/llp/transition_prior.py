@@ -1,22 +1,17 @@
 """LLP's transition training: a conditional adversarial motion prior over transitions, per group.
 
 Parkour transitions (walking into a skill, leaving it for the next) are where a distilled policy
-breaks. LLP trains them with an adversarial prior conditioned on which part of the motion a step
-belongs to, the **group** (:data:`GROUPS`: ``approach`` before the skill, ``skill``, ``exit`` after
-it, from the motion file's ``phase``):
+breaks. LLP trains them with an adversarial prior (:class:`TransitionDiscriminator`, its
+:func:`style_reward` added to the task reward with a weight) conditioned on which part of the motion
+a step belongs to, the **group** (:data:`GROUPS`: ``approach`` before the skill, ``skill``, ``exit``
+after it, from the motion file's ``phase``). The policy gradient reaches the student only through the
+PPO term of the hybrid loss.
 
-- :class:`TransitionDiscriminator` ``D(s, s', c)`` scores a transition of joint positions (the
-  privileged observation's ``joint_pos`` of two consecutive steps) under the group's one-hot ``c``.
-  Real transitions are the reference's (the same observation's ``ref_joint_pos``), fake ones the
-  policy's. Least-squares GAN loss (targets +1 / -1) with a gradient penalty on the real samples, as
-  in AMP.
-- :func:`style_reward` ``max(0, 1 - 0.25 (D - 1)^2)`` is added to the task reward with a weight; the
-  policy gradient reaches the student only through the PPO term of the hybrid loss.
-- **The label is seen by the critic only.** The actor is the exported student: its input layout is
-  the bundle's observation terms and the depth latent (:func:`actor_input_layout`), with no label;
-  the critic reads ``concat(privileged, one_hot(group))`` (:func:`critic_input_layout`). On the robot
-  nobody knows the group, so the policy must not need it; the value of a state does depend on it
-  (the same pose is worth more before a vault than after a fall).
+**The label is seen by the critic only.** The actor is the exported student: its input layout is
+the bundle's observation terms and the depth latent (:func:`actor_input_layout`), with no label;
+the critic reads ``concat(privileged, one_hot(group))`` (:func:`critic_input_layout`). On the robot
+nobody knows the group, so the policy must not need it; the value of a state does depend on it
+(the same pose is worth more before a vault than after a fall).
 """
 
 from __future__ import annotations
@@ -64,7 +59,13 @@ def transitions(privileged: torch.Tensor, next_privileged: torch.Tensor) -> tupl
 
 
 class TransitionDiscriminator(nn.Module):
-    """D(s, s' | group) -> a score (+1 reference-like, -1 policy-like under the LSGAN targets)."""
+    """D(s, s' | group) -> a score (+1 reference-like, -1 policy-like under the LSGAN targets).
+
+    A transition is the joint positions (the privileged observation's ``joint_pos``) of two consecutive
+    steps, scored under the group's one-hot. Real transitions are the reference's (the same observation's
+    ``ref_joint_pos``), fake ones the policy's. Least-squares GAN loss (targets +1 / -1) with a gradient
+    penalty on the real samples, as in AMP.
+    """
 
     def __init__(self, transition_dim: int, num_groups: int = len(GROUPS), hidden: Sequence[int] = (64, 64)) -> None:
         super().__init__()
@@ -77,7 +78,7 @@ class TransitionDiscriminator(nn.Module):
 
 
 def style_reward(score: torch.Tensor) -> torch.Tensor:
-    """AMP's least-squares style reward, in [0, 1]."""
+    """AMP's least-squares style reward ``max(0, 1 - 0.25 (D - 1)^2)``, in [0, 1]."""
     return torch.clamp(1.0 - 0.25 * (score - 1.0).pow(2), min=0.0)
 
 

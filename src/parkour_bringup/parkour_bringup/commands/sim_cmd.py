@@ -4,7 +4,8 @@
 the H1 today) runs bridge + supervisor + script only and reports the stand (height, tilt, modes).
 With ``--teleop keyboard|gamepad|joy`` an operator drives instead of the script (teleop_node);
 the keyboard reads this terminal, the other nodes log into the run folder. Writes report.json,
-PNG plots and every node's log into the run folder.
+PNG plots, every node's log and, rendered from the run's recorded states once the graph has stopped,
+filmstrip.png (and run.mp4 where ffmpeg is on PATH; --no-render skips both) into the run folder.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer (needs a display)")
     p.add_argument("--no-bag", action="store_true", help="do not record the run's topics to DIR/bag")
+    p.add_argument("--no-render", action="store_true", help="no filmstrip.png or run.mp4 of the run")
     p.add_argument(
         "--teleop",
         choices=("keyboard", "gamepad", "joy"),
@@ -125,12 +130,52 @@ def run(args: argparse.Namespace) -> int:
         report = write_report(run_dir)
         write_swap_report(run_dir)
         keys = ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
+    if getattr(args, "no_render", False):
+        report["render"] = {"filmstrip": None, "mp4": None, "skipped": "--no-render"}
+    else:
+        report["render"] = render_pictures(run_dir)
+        print(f"parkour sim: {render_line(report['render'])}", flush=True)
+    write_json(run_dir / "report.json", report)
     summary = {k: report[k] for k in keys}
     print(json.dumps(summary))
     for line in box_lines(report.get("boxes", [])):
         print(f"parkour sim: {line}")
     print(f"parkour sim: wrote {run_dir / 'report.json'}")
     return 0
+
+
+RENDER_TIMEOUT_S = 600.0
+
+
+def render_pictures(run_dir: Path) -> dict[str, Any]:
+    """filmstrip.png, and run.mp4 where ffmpeg is, from the bridge's trajectory.npz (parkour_sim.render).
+
+    In a process of its own: an offscreen GL context that fails, hangs or crashes costs the pictures,
+    not the run or its report. What was written, or why nothing was, goes into report.json.
+    """
+    env = {**os.environ}
+    env.setdefault("MUJOCO_GL", "egl")  # offscreen without a display
+    cmd = [sys.executable, "-m", "parkour_sim.render", str(run_dir)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=RENDER_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        return {"filmstrip": None, "mp4": None, "error": f"rendering took over {RENDER_TIMEOUT_S:.0f} s"}
+    if done.returncode == 0:
+        try:
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            pass
+    lines = done.stderr.strip().splitlines()
+    reason = lines[-1] if lines else f"the renderer exited with code {done.returncode}"
+    return {"filmstrip": None, "mp4": None, "error": reason}
+
+
+def render_line(render: dict[str, Any]) -> str:
+    if render.get("error"):
+        return f"no pictures of the run (the report has the rest): {render['error']}"
+    written = ", ".join(name for name in (render.get("filmstrip"), render.get("mp4")) if name)
+    skipped = f"; no MP4: {render['mp4_skipped']}" if render.get("mp4_skipped") else ""
+    return f"rendered {written} in {render.get('wall_s', 0.0):.1f} s{skipped}"
 
 
 def box_lines(boxes: list[dict[str, Any]]) -> list[str]:

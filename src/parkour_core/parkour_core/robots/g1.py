@@ -4,26 +4,27 @@ Limits: position, velocity and effort from Unitree's G1 29-DoF description (as s
 holosoma's ``g1_29dof.urdf``). Default pose: the pose holosoma's walking policy was trained
 around. Stand gains (the robot's defaults; ``supervisor.stand_gains`` overrides them per joint):
 pure PD holds this bent-knee pose only with stiff ankles (kp 200; at 40-150 the robot tips forward
-within 1.5 s). The damping of the light joints is bounded by the peers it must stand up on, not by
-the robot: a PD torque computed once and held for a 5 ms step (Unitree's simulators) diverges when
-kd x dt exceeds about twice the joint's inertia (ankles and wrists: 0.004-0.01 kg m^2, where kd 10
-and kd 2 gave 5-6.6 and 1.1-2.5), so the ankles have kd 0.5 and the wrists at most 0.3 (kd dt / J <= 0.4).
-A command lost for 50 ms holds the torque for ten such steps: there the hip yaw's kd 7.5 overspeeds
-the leg on mjlab's model during the stand-up (1.65 x its velocity limit), and the waist's kd 10 tips
-the torso past its pitch limit once the robot stands alone; they have kd 3 and 5. A controller the
-host starves loses commands at random, so a torque is held for 10-25 ms over and over, damped
-(DAMP) or standing: there the arms' and wrists' kd 2 and 0.3 and the knees' kd 10 overspeed the
-joint (shoulder yaw and elbow 0.03-0.04 kg m^2, knee 0.14, hanging), so they have kd 0.5, 0.1 and 5
-(kd x 25 ms / J <= 0.4, 0.6 and 0.9). The ankles keep kd 0.5: at 0.3 they failed sooner. The rest
-keep 5 % of kp. Damping (DAMP) uses at most these kd (safety.damp_command). parkour_sim.standup
-stands it up with these on both G1 models, at 2 and 5 ms steps, with the torque applied every step
-or held, with 50 ms command gaps and with commands lost at random (bench/standup: the success table).
+within 1.5 s). Why each kd is what it is: the comment above the joint table. Damping (DAMP) uses at
+most these kd (safety.damp_command). parkour_sim.standup stands it up with these on both G1 models,
+at 2 and 5 ms steps, with the torque applied every step or held, with 50 ms command gaps and with
+commands lost at random (bench/standup: the success table).
 """
 
 from __future__ import annotations
 
 from parkour_core.robots.spec import CameraMount, JointSpec, RobotSpec
 
+# The damping of the light joints is bounded by the peers the robot must stand up on, not by the robot:
+# a PD torque computed once and held for a 5 ms step (Unitree's simulators) diverges when kd x dt exceeds
+# about twice the joint's inertia (ankles and wrists: 0.004-0.01 kg m^2, where kd 10 and kd 2 gave
+# 5-6.6 and 1.1-2.5), so the ankles have kd 0.5 and the wrists at most 0.3 (kd dt / J <= 0.4). A command
+# lost for 50 ms holds the torque for ten such steps: there the hip yaw's kd 7.5 overspeeds the leg on
+# mjlab's model during the stand-up (1.65 x its velocity limit), and the waist's kd 10 tips the torso past
+# its pitch limit once the robot stands alone; they have kd 3 and 5. A controller the host starves loses
+# commands at random, so a torque is held for 10-25 ms over and over, damped (DAMP) or standing: there the
+# arms' and wrists' kd 2 and 0.3 and the knees' kd 10 overspeed the joint (shoulder yaw and elbow
+# 0.03-0.04 kg m^2, knee 0.14, hanging), so they have kd 0.5, 0.1 and 5 (kd x 25 ms / J <= 0.4, 0.6 and
+# 0.9). The ankles keep kd 0.5: at 0.3 they fail sooner. The rest keep 5 % of kp.
 #            name                          q_min      q_max    dq_max tau_max default  kp      kd
 _LEG = [
     ("hip_pitch_joint", -2.5307, 2.8798, 32.0, 88.0, -0.312, 150.0, 7.5),

@@ -7,19 +7,10 @@ Joints in SDK motor order (slot order): 0 right hip roll, 1 right hip pitch, 2 r
 mode 0x01 and the large ones in 0x0A, as Unitree's deployers write them.
 
 Limits: position from Unitree's ``h1.urdf`` (unitree_ros); effort and velocity from Unitree's H1
-motor table (hips and torso 200 Nm / 23 rad/s, knee 300 / 14, ankle 40 / 9, shoulder pitch and
-roll 40 / 9, shoulder yaw and elbow 18 / 20). Default pose: unitree_rl_gym's H1 (legs yaw, roll,
-pitch, knee, ankle 0, 0, -0.1, 0.3, -0.2; torso and arms 0). Damping kd 8: unitree_rl_gym's and
-rl_sar's damping mode.
-
-Stand gains (STAND_UP and STAND hold the default pose by PD): the deployers' gains (unitree_rl_gym:
-legs kp 150/150/150/200/40, kd 2/2/2/4/2; torso 300/3; arms 100/100/50/50, kd 2), the gains a real
-H1 is stood up with (on its gantry). Our simplified MuJoCo H1 (sim/robots/h1) cannot balance on them
-by PD alone: the robot is an inverted pendulum of 51.65 kg about 0.95 m above ankles near the heel,
-so a flat-footed PD stand needs ankle stiffness above m g h / 2 (about 240 N m/rad per ankle); with
-ankle kp 40 it falls within 2 s. ``config/h1_sim.yaml`` therefore stiffens the sagittal chain in
-simulation only (``supervisor.stand_gains``: hip pitch / knee / ankle 600/1200/800, kd 7.5/15/6,
-which stand through +-35 N pushes of 0.3 s); the robot config keeps these.
+motor table. Default pose: unitree_rl_gym's H1. Damping kd 8: unitree_rl_gym's and rl_sar's
+damping mode. Stand gains (STAND_UP and STAND hold the default pose by PD): the deployers' gains
+(unitree_rl_gym), the gains a real H1 is stood up with (on its gantry); why simulation stiffens
+them: the comment above the joint table.
 """
 
 from __future__ import annotations
@@ -33,6 +24,15 @@ H1_MODE_SMALL = 0x01
 H1_MODE_LARGE = 0x0A
 NUM_SLOTS = 20
 
+# Motor table: hips and torso 200 Nm / 23 rad/s, knee 300 / 14, ankle 40 / 9, shoulder pitch and roll
+# 40 / 9, shoulder yaw and elbow 18 / 20. Default pose: legs yaw, roll, pitch, knee, ankle 0, 0, -0.1, 0.3,
+# -0.2; torso and arms 0. Stand gains (unitree_rl_gym): legs kp 150/150/150/200/40, kd 2/2/2/4/2; torso
+# 300/3; arms 100/100/50/50, kd 2. Our simplified MuJoCo H1 (sim/robots/h1) cannot balance on them by PD
+# alone: the robot is an inverted pendulum of 51.65 kg about 0.95 m above ankles near the heel, so a
+# flat-footed PD stand needs ankle stiffness above m g h / 2 (about 240 N m/rad per ankle); with ankle
+# kp 40 it falls within 2 s. ``config/h1_sim.yaml`` therefore stiffens the sagittal chain in simulation
+# only (``supervisor.stand_gains``: hip pitch / knee / ankle 600/1200/800, kd 7.5/15/6, which stand
+# through +-35 N pushes of 0.3 s); the robot config keeps these.
 #       slot  name                            q_min  q_max  dq_max tau_max default  kp     kd
 _ROWS = [
     (0, "right_hip_roll_joint", -0.43, 0.43, 23.0, 200.0, 0.0, 150.0, 2.0),
