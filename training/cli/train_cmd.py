@@ -172,7 +172,7 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
     if task not in MJLAB_TEACHER_TASKS:
         raise ValueError(
             f"--backend mjlab trains the teachers {', '.join(MJLAB_TEACHER_TASKS)} and the students "
-            f"{', '.join(MJLAB_STUDENT_TASKS)}; {config} is {task}, which runs on mujoco_cpu only"
+            f"{', '.join(MJLAB_STUDENT_TASKS)}; {config} trains {task}, which runs on mujoco_cpu only"
         )
     other = sorted(set(overrides) - set(MJLAB_KEYS))
     if other:
