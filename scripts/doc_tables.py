@@ -1,19 +1,13 @@
 """Regenerate the measured tables of the README and the documentation from the JSON result files they come from.
 
-A page (README.md or any ``docs/**/*.md``) marks each generated table with a pair of HTML comments naming
-the table and its sources (paths relative to the repository root):
+A page (README.md or any ``docs/**/*.md``) marks each generated table with a pair of HTML comments naming the
+table and its sources (paths relative to the repository root); one generator function below per table name
+reads the sources and returns the markdown table. A source that does not record the "command" and "git_commit"
+that made it is refused (:func:`load_source`), so every generated number can be traced to a command and a commit.
 
     <!-- table: standup_gains (bench/results/standup.json) -->
-
     | stand gains | ... |
-    ...
-
     <!-- /table -->
-
-Each table name has one generator function below: it reads the sources and returns the markdown table.
-A source must record how it was made: a JSON object with a "command" and a "git_commit" key (at its top,
-or under "provenance" as in a bundle's manifest.json). A file without them is refused, so every generated
-number can be traced to a command and a commit.
 
     .venv/bin/python scripts/doc_tables.py            # rewrite the marked tables of every page in place
     .venv/bin/python scripts/doc_tables.py --check    # exit 1 and print a diff where a page differs
@@ -78,7 +72,11 @@ def bench_summary() -> ModuleType:
 
 # ------------------------------------------------------------------------------------- generators
 def standup_gains(standup: dict[str, Any]) -> str:
-    """ "Safety supervisor": stand-ups with the current and the old stand gains (bench/results/standup.json)."""
+    """ "Safety supervisor": stand-ups with three sets of stand gains (bench/results/standup.json).
+
+    The rows: the gains in use ("these"), the gains bounded for 50 ms gaps only (the source's ``before``
+    entries) and the gains bounded for neither (its ``old`` entries).
+    """
     ours = {entry["what"]: entry["ours"] for entry in standup["summary"]}
 
     def count(what: str) -> str:

@@ -22,23 +22,6 @@ MAX_MODULE_DOCSTRING_LINES = 15
 ISSUE = re.compile(r"\bissues?\s*#?\d+|(?<![\w&#])#\d+\b", re.IGNORECASE)
 MACHINE_LOAN = re.compile(r"\blent\b", re.IGNORECASE)
 
-# Files being rewritten elsewhere that still break a rule: path -> the rules it may break for now
-# ("length": module docstring over MAX_MODULE_DOCSTRING_LINES). Remove an entry once its file is fixed;
-# this constant should end up empty.
-ALLOWED: dict[str, frozenset[str]] = {
-    "scripts/doc_tables.py": frozenset({"length"}),
-    "src/parkour_bringup/parkour_bringup/bag/closed_loop.py": frozenset({"length"}),
-    "src/parkour_bringup/parkour_bringup/bag/open_loop.py": frozenset({"length"}),
-    "src/parkour_bringup/parkour_bringup/commands/bag_cmd.py": frozenset({"length"}),
-    "src/parkour_bringup/parkour_bringup/commands/robot_cmd.py": frozenset({"length"}),
-    "src/parkour_bringup/parkour_bringup/fault_suite.py": frozenset({"length"}),
-    "src/parkour_sim/parkour_sim/bridge_node.py": frozenset({"length"}),
-    "src/parkour_sim/parkour_sim/depth_camera.py": frozenset({"length"}),
-    "training/rl/algorithms.py": frozenset({"length"}),
-    "training/rl/runner.py": frozenset({"length"}),
-    "training/rl/workers.py": frozenset({"length"}),
-}
-
 
 def tracked_python_files() -> list[str]:
     try:
@@ -48,10 +31,6 @@ def tracked_python_files() -> list[str]:
     except (OSError, subprocess.CalledProcessError) as e:
         pytest.skip(f"not a git checkout ({e}): no tracked files to check")
     return [f for f in listed if (REPO / f).is_file()]  # a file deleted in the working tree is not checked
-
-
-def allowed(path: str, rule: str) -> bool:
-    return rule in ALLOWED.get(path, frozenset())
 
 
 def history_words(text: str) -> list[str]:
@@ -82,7 +61,7 @@ def test_module_docstrings_are_at_most_15_lines(sources):
     for path, text in sources.items():
         doc = ast.get_docstring(ast.parse(text, path))
         lines = len(doc.splitlines()) if doc else 0
-        if lines > MAX_MODULE_DOCSTRING_LINES and not allowed(path, "length"):
+        if lines > MAX_MODULE_DOCSTRING_LINES:
             line = ast.parse(text, path).body[0].lineno
             too_long.append(f"{path}:{line}: module docstring of {lines} lines (at most {MAX_MODULE_DOCSTRING_LINES})")
     assert not too_long, "\n".join(too_long)
@@ -91,8 +70,6 @@ def test_module_docstrings_are_at_most_15_lines(sources):
 def test_no_docstring_names_an_issue_or_a_lent_machine(sources):
     found = []
     for path, text in sources.items():
-        if allowed(path, "history"):
-            continue
         for first_line, doc in docstrings(ast.parse(text, path)):
             for offset, line in enumerate(doc.splitlines()):
                 if words := history_words(line):
@@ -103,8 +80,6 @@ def test_no_docstring_names_an_issue_or_a_lent_machine(sources):
 def test_no_comment_names_an_issue_or_a_lent_machine(sources):
     found = []
     for path, text in sources.items():
-        if allowed(path, "history"):
-            continue
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT and (words := history_words(token.string)):
                 found.append(f"{path}:{token.start[0]}: comment says {', '.join(map(repr, words))}")

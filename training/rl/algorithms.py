@@ -1,28 +1,11 @@
 """Our two algorithms, each a small subclass of rsl_rl's, over rsl_rl's storage and models.
 
-- :class:`BlendedDistillation`: rsl_rl's ``Distillation`` (DAgger: the teacher labels every step
-  the student visits) acting with a blend of the two, ``a = w t + (1 - w) s``: ``w = beta`` falling
-  1 -> 0 over the first ``beta_end_fraction`` of the run, and ``w = 1`` in a fixed first
-  ``teacher_env_fraction`` of the environments (the speed reference). Its update runs the student
-  over whole trajectories at once, the way rsl_rl's PPO runs a recurrent policy (the rollout split
-  at dones, padded, masked, each trajectory from the hidden state it started with), in
-  ``num_mini_batches`` groups of environments: rsl_rl's own distillation update steps the student
-  one tick at a time (48 small passes of the depth CNN per iteration here), which cost three times
-  as much for the same samples. Stage 1 of the walking student.
-- :class:`HybridPPO`: PHP's objective ``L = lambda_PPO (L_surr - c_H H) + c_V L_V + lambda_D c_D L_D``
-  on rsl_rl's ``PPO``: its storage, GAE, recurrent mini-batches, clipped surrogate and value loss,
-  with the DAgger MSE of the policy's mean to the teacher's labels added and both weighted by
-  ``training.algorithms.schedules.schedule_at(k, K)`` (lambda_D = max(0.1, 1 - k / (K/2)),
-  lambda_PPO = 1 - lambda_D; the KL-adaptive learning rate only once lambda_PPO > 0.1). ``k`` is
-  set from outside (``schedule_iteration``): a task may gate it on success. An actor that has
-  :class:`AuxiliaryLosses` adds its own terms (LLP's height-scan reconstruction) to every mini-batch's
-  loss. Stage 2.
+- :class:`BlendedDistillation`: rsl_rl's ``Distillation`` (DAgger) acting with a blend of teacher and
+  student, its update running the student over whole trajectories at once. Stage 1 of the walking student.
+- :class:`HybridPPO`: PHP's objective on rsl_rl's ``PPO``: the DAgger loss added to PPO's, both weighted
+  by a schedule over the run. Stage 2.
 
-rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`HybridPPO.update` restates its
-mini-batch loop with the extra term, the loss pieces from :mod:`training.algorithms.hybrid`. Its
-multi-GPU part is rsl_rl's, kept step for step: the KL averaged over ranks before rank 0 sets the
-learning rate for all, and ``reduce_parameters`` (the gradients averaged over ranks) between
-``backward`` and the clip. RND and symmetry are refused rather than half-kept.
+Each class's docstring says what it changes of rsl_rl's and why.
 """
 
 from __future__ import annotations
@@ -46,7 +29,16 @@ def teacher_env_count(num_envs: int, fraction: float) -> int:
 
 
 class BlendedDistillation(Distillation):
-    """See the module docstring."""
+    """rsl_rl's ``Distillation`` (DAgger: the teacher labels every step the student visits) acting with a blend.
+
+    The action is ``a = w t + (1 - w) s``: ``w = beta`` falling 1 -> 0 over the first ``beta_end_fraction`` of
+    the run, and ``w = 1`` in a fixed first ``teacher_env_fraction`` of the environments (the speed reference).
+    Its update runs the student over whole trajectories at once, the way rsl_rl's PPO runs a recurrent policy
+    (the rollout split at dones, padded, masked, each trajectory from the hidden state it started with), in
+    ``num_mini_batches`` groups of environments: rsl_rl's own distillation update steps the student one tick at
+    a time (48 small passes of the depth CNN per iteration here), which cost three times as much for the same
+    samples. Stage 1 of the walking student.
+    """
 
     def __init__(
         self,
@@ -139,7 +131,21 @@ class AuxiliaryLosses(Protocol):
 
 
 class HybridPPO(PPO):
-    """See the module docstring."""
+    """PHP's objective ``L = lambda_PPO (L_surr - c_H H) + c_V L_V + lambda_D c_D L_D`` on rsl_rl's ``PPO``.
+
+    rsl_rl's storage, GAE, recurrent mini-batches, clipped surrogate and value loss, with the DAgger MSE of the
+    policy's mean to the teacher's labels added and both weighted by
+    ``training.algorithms.schedules.schedule_at(k, K)`` (lambda_D = max(0.1, 1 - k / (K/2)), lambda_PPO =
+    1 - lambda_D; the KL-adaptive learning rate only once lambda_PPO > 0.1). ``k`` is set from outside
+    (``schedule_iteration``): a task may gate it on success. An actor that has :class:`AuxiliaryLosses` adds
+    its own terms (LLP's height-scan reconstruction) to every mini-batch's loss. Stage 2.
+
+    rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`update` restates its mini-batch loop with the
+    extra term, the loss pieces from :mod:`training.algorithms.hybrid`. Its multi-GPU part is rsl_rl's, kept
+    step for step: the KL averaged over ranks before rank 0 sets the learning rate for all, and
+    ``reduce_parameters`` (the gradients averaged over ranks) between ``backward`` and the clip. RND and
+    symmetry are refused rather than half-kept.
+    """
 
     def __init__(
         self,

@@ -2,28 +2,10 @@
 
 rsl_rl's runner builds the algorithm, its storage and models from the train config and runs
 ``act -> env.step -> process_env_step`` for ``num_steps_per_env`` steps, then ``compute_returns``
-and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks need around it:
-
-- a **budget** of iterations or of minutes: a time-boxed run fixes K (the schedules run on k / K)
-  from the pace of its first iterations and runs to its deadline (past K the schedules hold their
-  end values; a first run that stopped at K lost the last 3 of its 40 minutes to a slow start);
-- **hooks** (``before_iteration``, ``after_iteration``) where a task sets its curriculum, its
-  schedule point or gate, and adds its figures to the iteration's row;
-- **curves as it goes**: rsl_rl's ``Logger`` aggregates the losses, rewards, episode lengths and
-  the environment's ``extras["log"]``; :class:`CurveWriter` (an rsl_rl ``LogWriter``) hands them to
-  the row, which ``training.progress.RunProgress`` appends to ``curve.jsonl`` and shows as a bar;
-  ``model_latest.pt`` (rsl_rl's checkpoint format) every ``save_interval`` iterations, so a killed
-  run keeps its curve and its last weights;
-- **exact resume**: the checkpoint also holds what the next iteration reads besides the weights and
-  the optimizer (torch's random stream, the adaptive learning rate, the logger's episode buffers, and
-  the task's own state where it has ``state_dict``), so :meth:`Runner.resume` continues a run as if it
-  had never stopped, and each run's wall time, env-steps and commit (``runs``) add up across resumes.
-
-Several processes (``torchrun``: ``WORLD_SIZE`` > 1) train as rsl_rl's multi-GPU runner does: the
-parameters broadcast from rank 0 when a run starts, the algorithms average their gradients over
-ranks (``reduce_parameters``), only rank 0 logs. rsl_rl insists on ``cuda:LOCAL_RANK`` and NCCL;
-:meth:`Runner._configure_multi_gpu` also lets a CPU run join over gloo, so the path is tested on a
-CPU (``training/launch/test_multi_gpu.py``).
+and ``update``. :meth:`Runner.train` keeps that loop and adds what our tasks need around it: a
+budget of iterations or of minutes, task hooks, curves and checkpoints as it goes, and an exact
+resume. Several processes (``torchrun``) train as rsl_rl's multi-GPU runner does, on CPUs too.
+:class:`Runner` says how.
 """
 
 from __future__ import annotations
@@ -97,7 +79,30 @@ TIMING_KEYS = ("env_steps_per_s", "collect_env_steps_per_s", "collect_s", "learn
 
 
 class Runner(OnPolicyRunner):
-    """See the module docstring."""
+    """rsl_rl's runner loop (:meth:`train`), with what our tasks need around it:
+
+    - a **budget** of iterations or of minutes: a time-boxed run fixes K (the schedules run on k / K)
+      from the pace of its first iterations and runs to its deadline, past K with the schedules holding
+      their end values: first iterations slower than the rest set K too low, and a run that stopped at K
+      would leave the end of its time box unused;
+    - **hooks** (``before_iteration``, ``after_iteration``) where a task sets its curriculum, its
+      schedule point or gate, and adds its figures to the iteration's row;
+    - **curves as it goes**: rsl_rl's ``Logger`` aggregates the losses, rewards, episode lengths and
+      the environment's ``extras["log"]``; :class:`CurveWriter` (an rsl_rl ``LogWriter``) hands them to
+      the row, which ``training.progress.RunProgress`` appends to ``curve.jsonl`` and shows as a bar;
+      ``model_latest.pt`` (rsl_rl's checkpoint format) every ``save_interval`` iterations, so a killed
+      run keeps its curve and its last weights;
+    - **exact resume**: the checkpoint also holds what the next iteration reads besides the weights and
+      the optimizer (torch's random stream, the adaptive learning rate, the logger's episode buffers, and
+      the task's own state where it has ``state_dict``), so :meth:`resume` continues a run as if it had
+      never stopped, and each run's wall time, env-steps and commit (``runs``) add up across resumes.
+
+    Several processes (``torchrun``: ``WORLD_SIZE`` > 1) train as rsl_rl's multi-GPU runner does: the
+    parameters broadcast from rank 0 when a run starts, the algorithms average their gradients over
+    ranks (``reduce_parameters``), only rank 0 logs. rsl_rl insists on ``cuda:LOCAL_RANK`` and NCCL;
+    :meth:`_configure_multi_gpu` also lets a CPU run join over gloo, so the path is tested on a CPU
+    (``training/launch/test_multi_gpu.py``).
+    """
 
     def __init__(
         self,

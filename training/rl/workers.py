@@ -8,9 +8,6 @@ picklable factory, each owning its share of the environments and whatever labels
 and returns the observation groups, rewards, dones and time-outs concatenated in share order.
 :class:`~training.rl.env.NumpyVecEnv` makes it rsl_rl's ``VecEnv`` like any other task.
 
-``processes=False`` builds the same shares in this process and steps them in turn: the one-process
-baseline, with the same observations as the workers give for the same seeds.
-
 A worker that raises (or dies) takes the others with it: the call raises ``RuntimeError`` with the
 worker's traceback after every worker process is gone. :meth:`Workers.close` ends them too (and a
 ``Workers`` dropped without it, when it is collected).
@@ -82,7 +79,11 @@ def _stop(processes: list[BaseProcess], pipes: list[Connection]) -> None:
 
 
 class Workers:
-    """See the module docstring. ``factories[i]()`` builds share ``i`` (in its worker with ``processes``)."""
+    """See the module docstring. ``factories[i]()`` builds share ``i`` (in its worker with ``processes``).
+
+    ``processes=False`` builds the same shares in this process and steps them in turn: the one-process
+    baseline, with the same observations as the workers give for the same seeds.
+    """
 
     def __init__(self, factories: Sequence[Callable[[], TaskEnv]], processes: bool = True) -> None:
         if not factories:

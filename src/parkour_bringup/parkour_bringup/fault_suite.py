@@ -6,17 +6,8 @@ stand up on the band, drop, activate, walk at 0.5 m/s; the script injects the fa
 request of its own), and logs when. A fault is handled when the supervisor's first transition
 after the injection goes to the fault's safe mode, for one of the reasons that name the fault's
 own rule, no later than a deadline derived from the run's config, counted from the fault's onset
-as a node other than the supervisor recorded it where one can:
-
-- ``onset``: when the fault took effect in sim time (the bridge's last rt/lowstate before a stall,
-  the policy's last target before it died, the first rt/lowstate showing the fall, ...);
-- ``deadline_ms``: the rule's threshold from the config plus a margin in supervisor ticks; a
-  transition later than that fails, and so does one for another reason (a broken lowstate
-  timeout still ends in DAMP once the robot falls over, but for the tilt rule);
-- ``returned``: faults that end (the camera comes back) must also return to ACTIVE in time;
-- ``limit_violations``: joints of written rt/lowcmd commands beyond a limit, counted by the
-  bridge on its own (parkour_sim.faults.command_violations), over the whole run: must be 0;
-- ``fell`` against ``fall_expected``: DAMP at speed is expected to fall; a dead policy is not.
+as a node other than the supervisor recorded it where one can. :func:`judge` says what else a
+fault's result records and requires.
 
 Times are sim time: the graph runs on the simulator's clock, so a busy machine does not inflate them.
 """
@@ -355,6 +346,18 @@ def _judge_transition(
 
 
 def judge(fault: Fault, run_dir: Path) -> dict[str, Any]:
+    """The fault's result from its run folder: whether it was handled in time, and what else it must show.
+
+    - ``onset``: when the fault took effect in sim time (the bridge's last rt/lowstate before a stall,
+      the policy's last target before it died, the first rt/lowstate showing the fall, ...);
+    - ``deadline_ms``: the rule's threshold from the config plus a margin in supervisor ticks; a
+      transition later than that fails, and so does one for another reason (a broken lowstate
+      timeout still ends in DAMP once the robot falls over, but for the tilt rule);
+    - ``returned``: faults that end (the camera comes back) must also return to ACTIVE in time;
+    - ``limit_violations``: joints of written rt/lowcmd commands beyond a limit, counted by the
+      bridge on its own (parkour_sim.faults.command_violations), over the whole run: must be 0;
+    - ``fell`` against ``fall_expected``: DAMP at speed is expected to fall; a dead policy is not.
+    """
     run = Run.load(run_dir)
     inject_s = injection_time(run)
     transitions = run.supervisor["supervisor_transitions"]

@@ -14,7 +14,7 @@ from parkour_bringup.bag.reader import open_bag
 from parkour_core.hashing import sha256_file
 from parkour_core.paths import config_dir, models_dir
 
-# A ROS domain drawn per run: a fixed one met another test run's graph on a shared machine (0 of 50 recorded).
+# A ROS domain drawn per run: with a fixed one, test runs at once on the same machine join each other's graphs.
 ROS_DOMAIN_ID = random.randint(200, 230)
 
 

@@ -8,14 +8,9 @@ drops it.
 
 With ``sim_camera.enabled`` it is also the head's D435i (``depth_camera.SimDepthSensor``):
 ``/camera/depth/policy`` (32FC1, the policy image) and optionally ``/camera/depth/image_raw``
-(16UC1 millimetres). Like the real camera node, each frame is stamped with the time the scene was
-sensed (sim time here); it is published ``sim_camera.latency_min_s``..``latency_max_s`` of sim time
-later (60-80 ms by default), the latency the policy is trained with.
-
-Ground truth for bags and reports (not for the stack: the robot has no such topics):
-``/sim/base_pose`` (geometry_msgs/PoseStamped, world frame, 50 Hz) and ``/sim/band`` (latched
-std_msgs/String, JSON {"state": "hanging"|"released", "t"}), which a closed-loop replay of the
-bag re-creates (``parkour bag replay --sim``); ``trajectory.npz``, the qpos parkour_sim.render draws.
+(16UC1 millimetres), each frame as late as the policy is trained for
+(:meth:`MujocoBridge._publish_frames`). It also publishes ground truth for bags and reports, on
+topics the robot does not have (:class:`MujocoBridge`).
 """
 
 from __future__ import annotations
@@ -100,6 +95,14 @@ def save_depth_frames(path: Path, frames: list[DepthFrame], spec: DepthSpec) -> 
 
 
 class MujocoBridge:
+    """The bridge node: the simulated robot on the robot's DDS interface, its clock and camera.
+
+    Ground truth for bags and reports (not for the stack: the robot has no such topics):
+    ``/sim/base_pose`` (geometry_msgs/PoseStamped, world frame, 50 Hz) and ``/sim/band`` (latched
+    std_msgs/String, JSON {"state": "hanging"|"released", "t"}), which a closed-loop replay of the
+    bag re-creates (``parkour bag replay --sim``); ``trajectory.npz``, the qpos parkour_sim.render draws.
+    """
+
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
         from geometry_msgs.msg import PoseStamped
@@ -419,6 +422,11 @@ class MujocoBridge:
         self.frames_held.extend(self.depth.tick(self.sim.data, published=False))
 
     def _publish_frames(self) -> None:
+        """Publish the frames now due, each stamped, like the real camera node's, with the time it was sensed.
+
+        The stamp is sim time here; a frame is published ``sim_camera.latency_min_s``..``latency_max_s``
+        of sim time after it (60-80 ms by default), the latency the policy is trained with.
+        """
         assert self.depth is not None
         held, self.frames_held = self.frames_held, []
         self.depth.mark_published(held, self.sim.time)
@@ -477,8 +485,8 @@ class MujocoBridge:
         # and commands are taken only there: what a peer reads at a tick and when its command acts do
         # not depend on how far physics ran on meanwhile.
         pipelined = self.on_sim_time and b.lockstep_pipeline and b.lockstep_supervisor
-        # Held for from its first tick, not from its first target heard: while discovery had not matched
-        # the bridge to the policy's targets, sim time once ran 200 ms past a policy tick on a busy machine.
+        # Held for from its first tick, not from its first target heard: until discovery matches the bridge
+        # to the policy's targets none is heard, and sim time would run on past the policy's ticks unanswered.
         self.expect_policy = (
             self.on_sim_time and b.lockstep_policy and self.policy_ticks is not None and self._policy_matched()
         )

@@ -1,12 +1,11 @@
 """A simulated Intel RealSense D435i: z-depth from MuJoCo, the training noise model, frame latency. No ROS.
 
-The camera sits on the robot's camera-mount body at the mount pose (``RobotSpec.camera``) with the
-D435's 87 x 58 deg depth field of view and returns **z-depth** in metres (distance along the optical
-axis, what a RealSense reports), 0 where nothing is within range (a real sensor's hole). Two methods
-give the same image:
+The camera sits on the robot's camera-mount body at the mount pose (``RobotSpec.camera``) with the D435's
+87 x 58 deg depth field of view and returns **z-depth** in metres (distance along the optical axis, what a
+RealSense reports), 0 where nothing is within range (a real sensor's hole). Two methods give the same image:
 
-- ``raycast``: ``mj_multiRay`` from the camera centre, one ray per pixel centre. The directions are
-  left unnormalised, ``(x, y, -1)`` in the camera frame, so the returned ray parameter *is* z-depth.
+- ``raycast``: ``mj_multiRay`` from the camera centre, one ray per pixel centre, whose returned ray
+  parameter *is* z-depth (:func:`ray_directions`).
 - ``render``: an offscreen ``mujoco.Renderer`` depth image (``MUJOCO_GL=egl`` or ``osmesa``).
 
 Both see only the terrain geom group (:data:`TERRAIN_GEOM_GROUP`): the robot's own meshes cost
@@ -86,8 +85,8 @@ def add_depth_camera(body: mujoco.MjsBody, mount: CameraMount, name: str = DEPTH
 def ray_directions(width: int, height: int, fov_deg: tuple[float, float] = D435_FOV_DEG) -> NDArray[np.float64]:
     """(height * width, 3) camera-frame directions through the pixel centres, row 0 at the top.
 
-    Each is ``(x, y, -1)`` (the MuJoCo camera looks along -z), so a hit at ray parameter t lies at
-    z-depth t: no per-pixel cosine correction.
+    Each is left unnormalised, ``(x, y, -1)`` (the MuJoCo camera looks along -z), so a hit at ray
+    parameter t lies at z-depth t: no per-pixel cosine correction.
     """
     half_w, half_h = (math.tan(math.radians(f) / 2.0) for f in fov_deg)
     x = ((np.arange(width) + 0.5) / width * 2.0 - 1.0) * half_w  # left -> right

@@ -37,9 +37,9 @@ def test_released_from_the_band_it_stands_on_its_own(cfg, peer):
 
 
 def test_the_old_stand_damping_fails_at_a_5_ms_step(cfg):
-    """The old ankle kd 10, wrist, shoulder yaw and elbow kd 2 and knee kd 10: kd dt / J is up to
-    several at 5 ms, so held torque overshoots and the robot, once released, fails. The trial must see
-    it (it is why the spec's kd are lower)."""
+    """Stand kd not bounded for a torque held over a 5 ms step (ankle kd 10, wrist, shoulder yaw and elbow
+    kd 2, knee kd 10): kd dt / J is up to several at 5 ms, so held torque overshoots and the robot, once
+    released, fails. The trial must see it (it is why the spec's kd are lower)."""
     from dataclasses import replace
 
     from parkour_core.robots import G1

@@ -1,21 +1,13 @@
 """Closed-loop replay: re-drive the simulated robot with a bag's command and mode stream.
 
-The bag's operator inputs become a script for the sim graph (``parkour_teleop.script_node``):
-every transition an operator caused (stand up, activate, stand, damp, e-stop) becomes the same
-request, waiting for the mode it was made in; every change of the velocity command (``/cmd_vel`` and
-the operator's ``/cmd_vel/teleop``, muxed as the policy node muxes them) a velocity step; the
-elastic band is released when the bag's ``/sim/band`` says it was (a robot bag: when the robot
-first stood). A gamepad that was connected is connected again, and lost where it was lost.
+The bag's operator inputs become a script for the sim graph (``parkour_teleop.script_node``,
+:func:`plan_replay`): its requests, velocity commands, the band's release and the gamepad's presence.
 Everything else (stand-up completion, degradations, faults of the robot) is left to emerge from
 the re-simulation: that is what the replay checks.
 
-The graph starts at its own pace (DDS discovery takes 1-3 s), so the two runs are aligned on the
-requests: from each operator request on, replay time = recorded time + (replayed request time -
-recorded request time). Before the first request the robot hangs damped in both runs.
-
-Divergence compares, on the recorded timeline: the base trajectory (``/sim/base_pose``, in sim
-bags only: a robot has no ground truth; its bags compare joint states), base yaw and every joint's
-position (``/robot/joint_states``), and the two mode sequences.
+The graph starts at its own pace (DDS discovery takes seconds), so the two runs are aligned on the
+operator requests (:func:`time_shift`) and compared on the recorded timeline (:func:`compare_runs`):
+base trajectory, yaw, joint positions and the two mode sequences.
 
 Not re-created: faults injected into the recorded run (their services are not recorded), and a live
 model swap (the replay runs the bag's configured bundle throughout).
@@ -192,7 +184,14 @@ class ReplayPlan:
 
 
 def plan_replay(run: RecordedRun) -> ReplayPlan:
-    """The script that re-creates the run's operator inputs (pure: a bag's streams in, steps out)."""
+    """The script that re-creates the run's operator inputs (pure: a bag's streams in, steps out).
+
+    Every transition an operator caused (stand up, activate, stand, damp, e-stop) becomes the same
+    request, waiting for the mode it was made in; every change of the velocity command (``/cmd_vel`` and
+    the operator's ``/cmd_vel/teleop``, muxed as the policy node muxes them) a velocity step; the
+    elastic band is released when the bag's ``/sim/band`` says it was (a robot bag: when the robot
+    first stood). A gamepad that was connected is connected again, and lost where it was lost.
+    """
     requests = operator_requests(run.transitions)
     if not requests:
         raise BagError(
@@ -253,7 +252,9 @@ def replay_config(run: RecordedRun, plan: ReplayPlan, rate: float, depth_from_ba
 def time_shift(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> tuple[Callable, list[dict]]:
     """Recorded time -> replay time, anchored on the operator requests both runs made, in order.
 
-    A request the replay did not reproduce (its mode was never reached) ends the pairing there.
+    From each operator request on, replay time = recorded time + (replayed request time - recorded
+    request time); before the first request the robot hangs damped in both runs. A request the replay
+    did not reproduce (its mode was never reached) ends the pairing there.
     """
     pairs = []
     for rec, rep in zip(recorded, replayed, strict=False):
@@ -295,7 +296,12 @@ def resample(series: Series, t: np.ndarray, unwrap_column: int | None = None) ->
 
 
 def compare_runs(recorded: RecordedRun, replayed: RecordedRun, threshold_m: float = 0.1) -> dict[str, Any]:
-    """Divergence of the replayed run from the recorded one, on the recorded timeline."""
+    """Divergence of the replayed run from the recorded one, on the recorded timeline.
+
+    Compared: the base trajectory (``/sim/base_pose``, in sim bags only: a robot has no ground truth;
+    its bags compare joint states), base yaw and every joint's position (``/robot/joint_states``), and
+    the two mode sequences.
+    """
     rec_requests = operator_requests(recorded.transitions)
     rep_requests = operator_requests(replayed.transitions)
     shift, pairs = time_shift(rec_requests, rep_requests)

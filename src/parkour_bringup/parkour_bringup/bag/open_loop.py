@@ -9,24 +9,10 @@ recorded ones, recovered from ``/policy/joint_targets`` as (targets - default_q)
 the bundle that produced them. The recorded bundle itself reproduces its targets exactly (zero
 divergence); another bundle shows how far it would act differently on the same inputs.
 
-Ticks are compared only where the replayed runner's memory is the recorded one's: from the bag's
-first reset on (the policy node marks its first tick as one: its runner is new), and while the
-frame behind the latent is in the bag. A recorder that matched the policy late (DDS discovery on a
-busy machine) starts its bag mid-episode; the ticks before the next reset are stepped, counted as
-``ticks_out_of_sync``, and not compared, because the recorded runner's memory from before the bag
-is unknown. The same holds after a tick stepped on a latent whose frame is not in the bag (the
-recorder matched the camera later than the policy): its recurrent state took in an input the
-replay does not have, so comparison resumes at the next reset (the activation's).
-
-Negative controls (``control``): the same replay with a deliberate error, to show that the check
-would notice one. ``shift-depth`` gives every tick the frame recorded before its own (an off-by-one
-in the camera's latency), ``shuffle-depth`` permutes the recorded frames, ``drop-reset`` skips every
-runner reset but one on the bag's first tick (the policy's new runner) and compares on from there
-(the recurrent state, previous action and gait clock carried over an activation). A student whose
-actions use its depth and its memory diverges under each; one that ignores them would still read zero.
-
-Not modelled: a live swap inside the bag (the shadow run and the switch); the candidate runs from
-the first tick on.
+Ticks are compared only where the replayed runner's memory is the recorded one's; negative controls
+(:data:`CONTROLS`) replay with a deliberate error to show that the check would notice one (both:
+:func:`replay_against_bundle`). Not modelled: a live swap inside the bag (the shadow run and the
+switch); the candidate runs from the first tick on.
 """
 
 from __future__ import annotations
@@ -158,7 +144,23 @@ def replay_against_bundle(
 ) -> dict[str, Any]:
     """Per-joint action divergence of ``bundle`` from the bag's recorded actions (nothing is written).
 
-    ``control`` (one of CONTROLS) replays with that deliberate error; ``seed`` draws the shuffle."""
+    Ticks are compared only where the replayed runner's memory is the recorded one's: from the bag's
+    first reset on (the policy node marks its first tick as one: its runner is new), and while the
+    frame behind the latent is in the bag. A recorder that matched the policy late (DDS discovery on a
+    busy machine) starts its bag mid-episode; the ticks before the next reset are stepped, counted as
+    ``ticks_out_of_sync``, and not compared, because the recorded runner's memory from before the bag
+    is unknown. The same holds after a tick stepped on a latent whose frame is not in the bag (the
+    recorder matched the camera later than the policy): its recurrent state took in an input the
+    replay does not have, so comparison resumes at the next reset (the activation's).
+
+    ``control`` (one of :data:`CONTROLS`) replays with that deliberate error, a negative control that shows
+    the check would notice one. ``shift-depth`` gives every tick the frame recorded before its own (an
+    off-by-one in the camera's latency), ``shuffle-depth`` permutes the recorded frames (``seed`` draws the
+    shuffle), ``drop-reset`` skips every runner reset but one on the bag's first tick (the policy's new
+    runner) and compares on from there (the recurrent state, previous action and gait clock carried over an
+    activation). A student whose actions use its depth and its memory diverges under each; one that ignores
+    them would still read zero.
+    """
     if control is not None and control not in CONTROLS:
         raise ValueError(f"unknown control {control!r}; one of {list(CONTROLS)}")
     try:

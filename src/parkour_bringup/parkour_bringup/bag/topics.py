@@ -56,8 +56,8 @@ RECORDED_TOPICS: tuple[RecordedTopic, ...] = (
     # Simulation ground truth (the bridge only): what a closed-loop replay compares against.
     RecordedTopic(BASE_POSE_TOPIC, "geometry_msgs/msg/PoseStamped"),
     RecordedTopic(BAND_TOPIC, "std_msgs/msg/String", latched=True),
-    # Not /clock: at 500 Hz it cost the 2-core machine more CPU than everything else recorded, and
-    # every recorded message already carries its sim-time stamp.
+    # Not /clock: at 500 Hz it would take the recorder more CPU than everything else recorded together,
+    # and every recorded message already carries its sim-time stamp.
 )
 
 

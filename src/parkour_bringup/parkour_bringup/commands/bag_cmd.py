@@ -1,22 +1,18 @@
 """Bags: `parkour bag record|info|replay`.
 
-record   records every stack topic of a running graph (a robot, or a sim started elsewhere) into an
-         MCAP bag in the rosbag2 layout (metadata.yaml + .mcap), until Ctrl-C or --duration.
+record   records every stack topic of a running graph (a robot, or a sim started elsewhere) into an MCAP bag in the
+         rosbag2 layout (metadata.yaml + .mcap), until Ctrl-C or --duration.
 info     prints a bag's topics, message counts and metadata (robot, bundle, manifest hash, commit).
-replay   --bundle B: feeds the bag's recorded policy inputs through bundle B (open loop) and reports
-         the per-joint action divergence from the recorded actions (p50, p99, max, first tick over
-         --threshold); with --out DIR writes DIR/divergence.json. The recorded bundle gives zero.
-         --control shift-depth|shuffle-depth|drop-reset: the same replay with a deliberate error (each
-         tick sees the previous frame, the frames shuffled, the activation's runner reset skipped), a
-         negative control: a bundle that uses its depth and memory must diverge under each.
-         --sim: closed loop: re-drives the simulated robot with the bag's operator requests, velocity
-         commands and gamepad presence (--depth-from-bag: the recorded depth frames instead of the
-         simulated camera), at --rate times the recorded rate, records the re-simulated run into
-         --out DIR (a `parkour sim` run folder with its own bag) and writes DIR/divergence.json:
-         base trajectory, yaw and joint-state divergence on the recorded timeline, and both mode
-         sequences (DIR/divergence.png plots the paths).
-         A bad bag (missing, unfinished, truncated, corrupt, another robot, missing topics) is refused
-         with one line and nothing is written.
+replay   --bundle B: feeds the bag's recorded policy inputs through bundle B (open loop) and reports the per-joint
+         action divergence from the recorded actions (p50, p99, max, first tick over --threshold; --out DIR writes
+         DIR/divergence.json). The recorded bundle gives zero. --control shift-depth|shuffle-depth|drop-reset: a
+         negative control, a deliberate error (each tick sees the previous frame, the frames shuffled, the
+         activation's runner reset skipped) under which a bundle that uses its depth and memory must diverge.
+         --sim: closed loop: re-drives the simulated robot with the bag's operator requests, velocity commands and
+         gamepad presence (--depth-from-bag: the recorded depth frames, not the simulated camera) at --rate times the
+         recorded rate into the run folder --out DIR (its own bag included); writes DIR/divergence.json and .png.
+         A bad bag (missing, unfinished, truncated, corrupt, another robot, missing topics) is refused with one
+         line and nothing is written.
 """
 
 from __future__ import annotations
@@ -138,6 +134,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _replay_sim(args: argparse.Namespace) -> int:
+    """`replay --sim`: re-simulate the bag's run into a `parkour sim` run folder, with its own bag.
+
+    The folder's divergence.json holds the base trajectory, yaw and joint-state divergence on the
+    recorded timeline and both mode sequences; divergence.png plots the paths.
+    """
     from parkour_bringup.bag.closed_loop import run_closed_loop
 
     if not 0.05 <= args.rate <= 100.0:

@@ -1,22 +1,18 @@
 """Run the graph on a real robot (supervisor + policy). Dry run unless --live.
 
-In a dry run the supervisor publishes what it would send on /supervisor/lowcmd_dry_run and
-nothing reaches rt/lowcmd. If no rt/lowstate arrives, the supervisor says so every 5 s, naming the
-domain and the interface: check that the robot is on and that --iface is the port wired to it.
-
 The operator's procedure, from the gantry (chords: config/g1_robot.yaml's defaults):
   1. Hang the robot on the gantry, feet clear of the ground. Power it on and release its built-in
      locomotion service (MotionSwitcher; on a G1 the remote's L2+R2 enters debug mode).
-  2. parkour robot --robot g1 --iface eth0 --domain 0        dry run: watch /supervisor/lowcmd_dry_run
-     parkour robot --robot g1 --iface eth0 --domain 0 --live
+  2. Dry run: parkour robot --robot g1 --iface eth0 --domain 0, and watch /supervisor/lowcmd_dry_run (nothing
+     reaches rt/lowcmd; without rt/lowstate the supervisor says so every 5 s, naming the domain and the interface:
+     check that the robot is on and that --iface is the port wired to it). Then the same with --live.
   3. Stand up on the gantry:  remote L1+Up,  gamepad Start+A   (STAND_UP, then STAND)
   4. Activate on the gantry:  remote R1+A,   gamepad Start+Y   (ACTIVE: the policy steps in place)
   5. Lower the gantry until the feet carry the robot, then unhook it.
   6. Walk: the gamepad's sticks, or /cmd_vel from any other node while nobody holds a stick.
   7. Stop walking: remote R1+X, gamepad Start+X (STAND). Damp: gamepad Back+B.
      E-stop at any time: remote L2+B, gamepad LB+RB (DAMP: the motors only resist motion).
-Releasing the robot in STAND and activating on the ground is not the procedure: a stand is a PD
-pose, not a balance controller.
+Never release the robot in STAND to activate it on the ground: a stand is a PD pose, not a balance controller.
 """
 
 from __future__ import annotations
