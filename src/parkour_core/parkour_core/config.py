@@ -151,7 +151,7 @@ class SupervisorConfig:
         [7, 2], doc="/teleop/joy combo: stand (7, 2: Start + X); [] disables"
     )
     gamepad_timeout_s: float = _bounded(
-        0.5, 0.05, 5.0, doc="joy messages arrived, then none for this long: gamepad lost, ACTIVE/BLIND -> STAND"
+        0.5, 0.05, 5.0, doc="joy messages arrived, then none for this long: gamepad lost, ACTIVE -> the fallback gait at zero velocity"
     )
 
 
