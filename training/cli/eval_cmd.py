@@ -228,10 +228,13 @@ def run(args: argparse.Namespace) -> int:
     paths = [b.path.resolve() for b in loaded]
     teachers: list[Path | None] = [None] * len(names)
     if teacher is not None:
-        from training.climb_teacher.policy import ClimbTeacherPolicy
+        from training.climb_teacher.policy import ClimbTeacherPolicy, TeacherFileError
         from training.eval.episode import TEACHER_PREFIX
 
-        policy = ClimbTeacherPolicy(teacher)  # a bad file fails here too
+        try:
+            policy = ClimbTeacherPolicy(teacher)  # a file that is no teacher.pt fails here, before any worker starts
+        except TeacherFileError as e:
+            raise ValueError(f"--teacher {e}") from None
         names.append(TEACHER_PREFIX + str(teacher))
         loaded.append(policy.bundle)
         paths.append(teacher.parent / "climb_teacher")  # its label

@@ -1,5 +1,6 @@
 """`parkour train run --backend mjlab` refuses, by name and before starting anything, a task that has no mjlab
-implementation, instead of training another task under its name. No .venv-mjlab needed."""
+implementation, instead of training another task under its name; and, in one line that says how to create it,
+a machine without .venv-mjlab. No .venv-mjlab needed."""
 
 from __future__ import annotations
 
@@ -13,3 +14,19 @@ def test_a_task_without_an_mjlab_implementation_is_refused_by_name(tmp_path, con
     with pytest.raises(ValueError, match=rf"{config} (is|trains) {task}, which (stays on|runs on) mujoco_cpu"):
         _train_on_mjlab(config, tmp_path / "out", {}, None)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("config", ["php_teacher_tiny", "student_walk_tiny"])
+def test_without_the_mjlab_venv_the_run_is_refused_in_one_line(tmp_path, monkeypatch, capsys, config):
+    """Not `skipped` and exit 0 (a teacher), nor a missing student_mjlab.pt once the run is over (a student)."""
+    from parkour_bringup.cli import main
+    from training.backends.mjlab import smoke
+
+    monkeypatch.setattr(smoke, "VENV_PY", tmp_path / "no-venv-mjlab" / "bin" / "python")
+    assert not smoke.mjlab_reachable()  # mjlab never imports in the runtime venv
+    out = tmp_path / "out"
+    assert main(["train", "run", "--config", config, "--backend", "mjlab", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["parkour train: error: --backend mjlab runs in .venv-mjlab, which is missing; create it with: "
+                   "bash training/backends/mjlab/setup.sh"]  # fmt: skip
+    assert not out.exists()

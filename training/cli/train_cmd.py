@@ -137,6 +137,15 @@ MJLAB_STUDENT_TASKS = (
 )  # trained by our runner over an mjlab env (training/backends/mjlab/walk_task.py, step_task.py)
 
 
+def _require_mjlab() -> None:
+    """Refuse before anything runs where mjlab cannot: smoke.py run by hand skips without .venv-mjlab and exits 0,
+    which a training command must not (a student's export would then look for a model never trained)."""
+    from training.backends.mjlab.smoke import SETUP, mjlab_reachable
+
+    if not mjlab_reachable():
+        raise ValueError(f"--backend mjlab runs in .venv-mjlab, which is missing; create it with: {SETUP}")
+
+
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
     """A teacher config (PHP's teacher), h1_walk or the walking student on mjlab (training/backends/mjlab/smoke.py,
     which runs under .venv-mjlab). The student's bundle is written here, in the runtime venv, once the run is back
@@ -155,6 +164,7 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
                 f"--backend mjlab trains the students {', '.join(MJLAB_STUDENT_TASKS)}; {config} is {cfg.task}, "
                 "which stays on mujoco_cpu (see training/backends/mjlab/__init__.py)"
             )
+        _require_mjlab()
         cmd = [sys.executable, str(script), "--config", str(config), "--device", cfg.run.device, "--out", str(out),
                "--overrides", json.dumps(overrides)]  # fmt: skip
         if num_envs is not None:
@@ -178,6 +188,7 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
     if other:
         raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
     cfg = load_train_config(config, overrides)
+    _require_mjlab()
     cmd = [sys.executable, str(script), "--config", str(config), "--iterations", str(cfg.run.max_iterations),
            "--device", cfg.run.device, "--out", str(out)]  # fmt: skip
     if num_envs is not None:

@@ -67,11 +67,27 @@ class Teacher:
     provenance: dict
 
 
+class TeacherFileError(ValueError):
+    """A file that is not a climb_teacher checkpoint: the message names it and says what it lacks."""
+
+
+TEACHER_KEYS = ("actor_state_dict", "activation", "env")  # what the climb_teacher task saves and this reads
+
+
 def load_teacher(path: Path | str) -> Teacher:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (a climb_teacher run's teacher.pt)")
-    data = torch.load(path, weights_only=False, map_location="cpu")
+    not_teacher = f"{path}: not a climb_teacher checkpoint (a climb_teacher run's teacher.pt)"
+    if path.stat().st_size == 0:
+        raise TeacherFileError(f"{not_teacher}: the file is empty")
+    try:
+        data = torch.load(path, weights_only=False, map_location="cpu")
+    except Exception as e:  # torch.load raises what its unpickler meets (EOFError, UnpicklingError, RuntimeError...)
+        raise TeacherFileError(f"{not_teacher}: torch cannot load it ({' '.join(str(e).split())})") from None
+    missing = [k for k in TEACHER_KEYS if k not in data] if isinstance(data, dict) else list(TEACHER_KEYS)
+    if missing:
+        raise TeacherFileError(f"{not_teacher}: it holds no {', '.join(missing)}")
     env = data["env"]
     return Teacher(
         path=path, actor=actor_from_state(data["actor_state_dict"], data["activation"]),

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from parkour_core.config import ConfigError, describe, parse
+from parkour_core.config import ConfigError, describe, parse, yaml_error_line
 from training.algorithms.hybrid import DAGGER_COEF, HybridConfig
 from training.algorithms.schedules import DAGGER_FLOOR, ORIGINAL_TERMINATION_M, RELAXED_TERMINATION_M
 
@@ -565,7 +565,7 @@ def load_train_config(path: Path | str, overrides: dict[str, Any] | None = None)
     except FileNotFoundError:
         raise ConfigError(f"training config {path} does not exist; shipped: {[p.stem for p in shipped()]}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML: {e}") from None
+        raise ConfigError(yaml_error_line(path, e)) from None
     data = data or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top, got {type(data).__name__}")

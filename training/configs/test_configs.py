@@ -86,6 +86,18 @@ def test_message_names_the_file(tmp_path: Path) -> None:
         load_train_config(path)
 
 
+def test_train_run_gives_a_yaml_error_as_one_line_naming_the_file(tmp_path: Path, capsys) -> None:
+    from parkour_bringup.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: php\nenv:\n  num_envs: [4\n")
+    assert main(["train", "run", "--config", str(bad), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"parkour train: error: {bad}:4:1: not valid YAML: expected ',' or ']', but got '<stream end>' "
+                   "(while parsing a flow sequence at 3:13)"]  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
 def test_overrides_are_checked() -> None:
     assert load_train_config("smoke_cpu", {"env.num_envs": 4}).env.num_envs == 4
     with pytest.raises(ConfigError, match=r"env\.num_envs"):

@@ -276,6 +276,30 @@ def test_cli_refuses_conflicting_choices_with_one_line(args, message, tmp_path):
     assert not (tmp_path / "eval").exists()
 
 
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "the file is empty"),
+        (b"not a checkpoint\n", "torch cannot load it ("),
+        (None, "it holds no actor_state_dict, activation, env"),  # a torch file of something else
+    ],
+)
+def test_cli_refuses_a_teacher_file_that_is_no_teacher_checkpoint_in_one_line(tmp_path, content, reason):
+    teacher = tmp_path / "teacher.pt"
+    if content is None:
+        import torch
+
+        torch.save({"model_state_dict": {}}, teacher)
+    else:
+        teacher.write_bytes(content)
+    proc = run_cli(*SMALLEST, "--bundle", "g1_walk", "--teacher", str(teacher), "--out", str(tmp_path / "eval"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stdout + proc.stderr
+    assert lines[0].startswith(f"parkour eval: error: --teacher {teacher}: not a climb_teacher checkpoint (a "
+                               f"climb_teacher run's teacher.pt): {reason}"), lines[0]  # fmt: skip
+    assert not (tmp_path / "eval").exists()
+
+
 def test_cli_compares_bundles_on_the_same_trials_in_one_command(tmp_path):
     """--bundles: each bundle's usual outputs, and one comparison, from the same seed set and trial seeds."""
     from parkour_core.hashing import sha256_file

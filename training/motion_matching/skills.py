@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from parkour_core.config import yaml_error_line
+
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 _NAME = re.compile(r"^[a-z0-9_]+$")
 _KEYS = {
@@ -219,7 +221,7 @@ def load_skill_file(path: Path) -> SkillDecl:
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise SkillError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+        raise SkillError(yaml_error_line(path, e)) from None
     decl = parse_skill(raw, str(path))
     if decl.name != path.stem:
         raise SkillError(f"{path}: name {decl.name!r} must match the file name {path.stem!r}")

@@ -22,6 +22,14 @@ def test_config_check_names_the_bad_key(tmp_path, capsys):
     assert "policy.intra_op_threads" in err and len(err.strip().splitlines()) == 1
 
 
+def test_config_check_gives_a_yaml_error_as_one_line_naming_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot: g1\nmode: sim: robot\n")
+    assert main(["config", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"parkour config: error: {bad}:2:10: not valid YAML: mapping values are not allowed here"]
+
+
 def test_model_verify_and_inspect(capsys):
     assert main(["model", "verify", "g1_walk"]) == 0
     assert main(["model", "inspect", "g1_walk"]) == 0
@@ -53,6 +61,85 @@ def test_robot_refuses_a_config_of_the_other_robot(capsys, tmp_path):
     assert code == 1 and "config for the g1, not the h1" in err
     assert not (tmp_path / "run").exists()
     assert main(["config", str(config_dir() / "h1_robot.yaml")]) == 0
+
+
+def test_robot_refuses_an_interface_this_machine_does_not_have_before_anything_starts(capsys, tmp_path):
+    import socket
+
+    code = main(["robot", "--iface", "nope0", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    names = ", ".join(n for _, n in socket.if_nameindex())
+    assert code == 1 and err == [
+        f"parkour robot: error: --iface nope0: no such network interface here; this machine "
+        f"has {names} (the one wired to the robot; lo for a simulator on this machine)"
+    ], err
+    assert "lo" in names
+    assert not (tmp_path / "run").exists()
+
+
+def _sim_refuses(capsys, tmp_path, *args):
+    """`parkour sim ARGS` exits 1 with one line on stderr, before a run folder exists; that line."""
+    code = main(["sim", *args, "--duration", "1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert not (tmp_path / "run").exists()
+    return err[0]
+
+
+def test_sim_refuses_a_bundle_that_would_not_load_before_anything_starts(capsys, tmp_path):
+    line = _sim_refuses(capsys, tmp_path, "--bundle", "nope")
+    assert line.startswith("parkour sim: error: --bundle nope: 'nope' is neither a bundle folder nor a registered "
+                           "bundle (registered: "), line  # fmt: skip
+    line = _sim_refuses(capsys, tmp_path, "--robot", "h1", "--bundle", "g1_walk")
+    assert line == ("parkour sim: error: --bundle g1_walk: bundle 'g1_walk' was trained for robot 'g1', but this is "
+                    "a 'h1'; use a h1 bundle"), line  # fmt: skip
+    broken = tmp_path / "broken"
+    shutil.copytree(resolve_bundle("g1_walk"), broken)
+    (broken / "policy.onnx").unlink()
+    line = _sim_refuses(capsys, tmp_path, "--bundle", str(broken))
+    assert line.startswith(f"parkour sim: error: --bundle {broken}: bundle 'g1_walk': file policy.onnx"), line
+
+
+def test_sim_names_the_config_key_of_a_bad_bundle_it_did_not_get_as_an_option(capsys, tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    cfg["policy"]["bundle"] = "nope"
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    line = _sim_refuses(capsys, tmp_path, "--config", str(path))
+    assert line.startswith(f"parkour sim: error: {path}: policy.bundle: 'nope' is neither a bundle folder"), line
+
+
+def test_sim_refuses_a_robot_model_the_robot_has_not_by_name(capsys, tmp_path):
+    line = _sim_refuses(capsys, tmp_path, "--robot", "h1", "--robot-model", "mjlab")
+    assert line == "parkour sim: error: --robot-model mjlab: the h1 has no model 'mjlab'; known: ['default']", line
+
+
+def test_sim_names_the_script_file_a_bad_step_is_in(capsys, tmp_path):
+    script = tmp_path / "bad.yaml"
+    script.write_text("steps:\n  - {at_s: 1.0, request: stand_up}\n  - {at_s: 2.0, request: jump}\n")
+    line = _sim_refuses(capsys, tmp_path, "--script", str(script))
+    assert line.startswith(f"parkour sim: error: --script {script}: steps[1].request: 'jump' is not one of ["), line
+    script.write_text("steps:\n  - {at_s: 1.0, request: stand_up\n")
+    line = _sim_refuses(capsys, tmp_path, "--script", str(script))
+    assert line.startswith(f"parkour sim: error: --script {script}:3:1: not valid YAML: "), line
+
+
+def test_sim_refuses_keyboard_teleop_without_a_terminal_before_anything_starts(tmp_path):
+    """The keyboard teleop node reads the terminal it inherits; with none it would fail once the graph is up."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "parkour_bringup.cli", "sim", "--teleop", "keyboard", "--out", str(tmp_path / "run")],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
+        "parkour sim: error: --teleop keyboard reads the keys from this terminal, and stdin is not a terminal; run it "
+        "in one, or drive with --teleop gamepad or --teleop joy"
+    ], proc.stdout + proc.stderr  # fmt: skip
+    assert not (tmp_path / "run").exists()
 
 
 def test_sim_refuses_a_unitree_like_bridge_and_says_what_drives_one(capsys, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,15 +19,24 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 
+def speed_levels_problem(levels: Sequence[float]) -> str | None:
+    """What is wrong with a list of discrete speed levels, or None. The bundle manifest's
+    ``command.speed_levels_mps`` and the teleop config's ``discrete_speed_levels_mps`` are such lists;
+    each caller names its own key."""
+    if not levels or levels[0] != 0.0 or any(b <= a for a, b in itertools.pairwise(levels)):
+        return f"must start at 0 and increase, got {list(levels)}"
+    return None
+
+
 @dataclass(frozen=True)
 class DiscreteCommandSpec:
     speed_levels_mps: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5)
     heading_sectors: int = 8  # sectors of 360/N deg, sector 0 centred on straight ahead
 
     def __post_init__(self) -> None:
-        levels = self.speed_levels_mps
-        if not levels or levels[0] != 0.0 or any(b <= a for a, b in itertools.pairwise(levels)):
-            raise ValueError(f"command.speed_levels_mps must start at 0 and increase, got {list(levels)}")
+        problem = speed_levels_problem(self.speed_levels_mps)
+        if problem:
+            raise ValueError(f"command.speed_levels_mps {problem}")
         if self.heading_sectors < 1:
             raise ValueError(f"command.heading_sectors must be >= 1, got {self.heading_sectors}")
 

@@ -22,6 +22,22 @@ class ConfigError(ValueError):
     pass
 
 
+def yaml_error_line(path: Path | str, error: yaml.YAMLError) -> str:
+    """A YAML file that does not parse, as one line: ``FILE:LINE:COL: not valid YAML: <problem>``.
+
+    PyYAML's own text spans several lines and names ``<unicode string>`` (the text it was given),
+    not the file; this keeps the position of the problem and what the parser was in the middle of.
+    """
+    problem = getattr(error, "problem", None) or str(error)
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    context, context_mark = getattr(error, "context", None), getattr(error, "context_mark", None)
+    if context:
+        started = f" at {context_mark.line + 1}:{context_mark.column + 1}" if context_mark is not None else ""
+        problem = f"{problem} ({context}{started})"
+    return f"{where}: not valid YAML: {' '.join(problem.split())}"
+
+
 def _bounded(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
     meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc}
     if isinstance(default, list | dict):
@@ -151,7 +167,10 @@ class SupervisorConfig:
         [7, 2], doc="/teleop/joy combo: stand (7, 2: Start + X); [] disables"
     )
     gamepad_timeout_s: float = _bounded(
-        0.5, 0.05, 5.0, doc="joy messages arrived, then none for this long: gamepad lost, ACTIVE -> the fallback gait at zero velocity"
+        0.5,
+        0.05,
+        5.0,
+        doc="joy messages arrived, then none for this long: gamepad lost, ACTIVE -> the fallback gait at zero velocity",
     )
 
 
@@ -522,15 +541,14 @@ def _validate_supervisor(obj: SupervisorConfig, prefix: str) -> None:
 
 
 def _validate_teleop(obj: TeleopConfig, prefix: str) -> None:
-    from parkour_core.command import DiscreteCommandSpec
+    from parkour_core.command import speed_levels_problem
 
     levels = obj.discrete_speed_levels_mps
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in levels):
         raise ConfigError(f"{prefix}.discrete_speed_levels_mps: expected numbers, got {levels!r}")
-    try:
-        DiscreteCommandSpec(tuple(float(x) for x in levels), obj.discrete_heading_sectors)
-    except ValueError as e:
-        raise ConfigError(f"{prefix}: {e}") from None
+    problem = speed_levels_problem([float(x) for x in levels])
+    if problem:
+        raise ConfigError(f"{prefix}.discrete_speed_levels_mps: {problem}")
 
 
 def _validate_stand_gains(cfg: StackConfig) -> None:
@@ -580,7 +598,7 @@ def load_config(path: Path | str, overrides: dict[str, Any] | None = None) -> St
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML: {e}") from None
+        raise ConfigError(yaml_error_line(path, e)) from None
     data = data or {}
     for dotted, value in (overrides or {}).items():
         node = data

@@ -120,9 +120,22 @@ def test_integer_valued_float_accepted_for_int(tmp_path):
     assert load_config(write(tmp_path, "dds:\n  domain: 2.0\n")).dds.domain == 2
 
 
-def test_bad_yaml(tmp_path):
-    with pytest.raises(ConfigError, match="is not valid YAML"):
-        load_config(write(tmp_path, "supervisor:\n  rate_hz: [1, 2\n"))
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("supervisor:\n  rate_hz: [1, 2\n",
+         "3:1: not valid YAML: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence at 2:12)"),
+        ("robot: g1\nmode: sim: robot\n", "2:10: not valid YAML: mapping values are not allowed here"),
+        ("supervisor:\n\trate_hz: 1\n",
+         "2:1: not valid YAML: found character '\\t' that cannot start any token (while scanning for the next token)"),
+    ],
+)  # fmt: skip
+def test_bad_yaml_is_one_line_naming_the_file_line_and_column(tmp_path, text, message):
+    """FILE:LINE:COL, as an editor jumps to; not PyYAML's several lines about "<unicode string>"."""
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert str(e.value) == f"{path}:{message}"
 
 
 def test_error_message_names_the_file(tmp_path):

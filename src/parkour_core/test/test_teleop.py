@@ -280,7 +280,11 @@ def test_settings_from_the_shipped_configs_use_the_supervisor_chords(tmp_path: P
         ({"teleop.damp_buttons": [7, 0]}, "supervisor.gamepad_stand_up_buttons"),
         ({"teleop.damp_buttons": [30]}, "teleop.damp_buttons"),
         ({"supervisor.gamepad_estop_buttons": [4, 40]}, "supervisor.gamepad_estop_buttons"),
-        ({"teleop.discrete_speed_levels_mps": [0.5, 1.0]}, "speed_levels_mps"),
+        (
+            {"teleop.discrete_speed_levels_mps": [0.5, 1.0]},
+            r": teleop\.discrete_speed_levels_mps: must start at 0 and increase, got \[0\.5, 1\.0\]$",
+        ),
+        ({"teleop.discrete_speed_levels_mps": [0.0, 1.0, 1.0]}, r"teleop\.discrete_speed_levels_mps: must start"),
     ],
 )
 def test_bad_teleop_config_names_the_key(overrides, message):

@@ -15,6 +15,7 @@ import numpy as np
 import yaml
 
 from parkour_core.assets import resolve
+from parkour_core.config import yaml_error_line
 from parkour_core.paths import scenes_dir
 from parkour_core.robots import RobotSpec
 from parkour_sim.depth_camera import TERRAIN_GEOM_GROUP, add_depth_camera
@@ -44,9 +45,7 @@ def load_scene_file(name_or_path: str) -> dict:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        raise SceneError(f"{path}: not valid YAML{line}: {getattr(e, 'problem', None) or e}") from None
+        raise SceneError(yaml_error_line(path, e)) from None
     if not isinstance(data, dict):
         raise SceneError(f"{path}: expected a mapping (description, floor_friction, boxes), got {type(data).__name__}")
     unknown = set(data) - {"description", "floor_friction", "boxes"}

@@ -31,12 +31,21 @@ VENV_PY = ROOT / ".venv-mjlab" / "bin" / "python"
 CHECKOUT_PATHS = [str(ROOT), str(ROOT / "src" / "parkour_core"), str(ROOT / "src" / "parkour_sim")]
 
 
+SETUP = "bash training/backends/mjlab/setup.sh"  # creates .venv-mjlab
+
+
+def mjlab_reachable() -> bool:
+    """Whether mjlab can run from here: it imports in this interpreter, or .venv-mjlab is there to re-run in.
+    ``parkour train run --backend mjlab`` refuses without it; these scripts run by hand skip."""
+    return importlib.util.find_spec("mjlab") is not None or VENV_PY.exists()
+
+
 def reexec_in_venv(script: str | Path = __file__, what: str = "mjlab smoke") -> None:
     """Re-run ``script`` under .venv-mjlab unless mjlab imports here; without .venv-mjlab say so and exit 0."""
     if importlib.util.find_spec("mjlab") is not None:
         return
-    if not VENV_PY.exists():
-        print(f"{what}: skipped, no .venv-mjlab (create it with: bash training/backends/mjlab/setup.sh)")
+    if not mjlab_reachable():
+        print(f"{what}: skipped, no .venv-mjlab (create it with: {SETUP})")
         sys.exit(0)
     os.execv(str(VENV_PY), [str(VENV_PY), str(Path(script).resolve()), *sys.argv[1:]])
 

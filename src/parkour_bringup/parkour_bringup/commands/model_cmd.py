@@ -14,8 +14,8 @@ import json
 import os
 from typing import Any
 
-from parkour_core.bundle import Bundle, load_bundle
-from parkour_core.bundles import resolve_bundle
+from parkour_core.bundle import Bundle
+from parkour_core.bundles import verify_bundle
 from parkour_core.robots import ROBOTS, get_robot
 from parkour_core.runner import PolicyRunner
 
@@ -85,8 +85,7 @@ def swap(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "swap":
         return swap(args)
-    bundle = load_bundle(resolve_bundle(args.bundle), get_robot(args.robot) if args.robot else None)
-    runner = PolicyRunner(bundle)  # ONNX I/O against the manifest, and a warm-up with finite outputs
+    bundle, runner = verify_bundle(args.bundle, get_robot(args.robot) if args.robot else None)
     m = bundle.manifest
     if args.action == "verify":
         kind = "depth student" if m.uses_depth else "blind policy"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import socket
 from pathlib import Path
 
 import yaml
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if cfg.mode != "robot":
         raise ValueError(f"{config_path} has mode {cfg.mode!r}; `parkour robot` needs a robot config")
+    check_interface(args.iface)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / f"robot-{stamp}").resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -71,3 +73,14 @@ def run(args: argparse.Namespace) -> int:
           f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}{clock}")  # fmt: skip
     run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock)
     return 0
+
+
+def check_interface(name: str) -> None:
+    """Refuse, before any node starts, an --iface this machine does not have: Cyclone DDS would only say
+    so in the supervisor's log, under a traceback ending in the SDK's `channel factory init error`."""
+    names = [n for _, n in socket.if_nameindex()]
+    if name not in names:
+        raise ValueError(
+            f"--iface {name}: no such network interface here; this machine has {', '.join(names) or 'none'} "
+            "(the one wired to the robot; lo for a simulator on this machine)"
+        )

@@ -27,7 +27,7 @@ import yaml
 from parkour_bringup.graph import run_sim_graph
 from parkour_bringup.report import write_report
 from parkour_bringup.swap_report import write_swap_report
-from parkour_core.config import load_config
+from parkour_core.config import ConfigError, ScriptConfig, StackConfig, load_config, parse, yaml_error_line
 from parkour_core.paths import config_dir, repo_root
 from parkour_core.stats import write_json
 
@@ -93,9 +93,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{config_path} is a {cfg.robot} config, not {robot}; drop --robot or --config")
     if teleop == "gamepad":
         _check_gamepad(cfg.teleop.device)
-    from parkour_sim.scene import load_scene_file
-
-    load_scene_file(cfg.bridge.scene)  # a bad scene is refused here, before any node starts or a run folder exists
+    if teleop == "keyboard" and not _stdin_is_terminal():
+        raise ValueError(
+            "--teleop keyboard reads the keys from this terminal, and stdin is not a terminal; run it in one, "
+            "or drive with --teleop gamepad or --teleop joy"
+        )
+    _check_what_the_nodes_load(cfg, config_path, args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / stamp).resolve()
     if run_dir.exists():
@@ -196,14 +199,55 @@ def box_lines(boxes: list[dict[str, Any]]) -> list[str]:
 
 
 def _script_steps(path: Path) -> list:
-    """A script file: ``steps:`` as in a config's ``script`` section (checked by load_config)."""
+    """A script file: ``steps:`` as in a config's ``script`` section, checked here so that a bad step
+    names the script file (load_config would name the stack config the steps are put into)."""
     try:
         data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
+    except OSError as e:
         raise ValueError(f"--script {path}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"--script {yaml_error_line(path, e)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         raise ValueError(f"--script {path}: expected a mapping with a list under 'steps' (see sim/scripts/)")
+    try:
+        parse(ScriptConfig, {"steps": data["steps"]})
+    except ConfigError as e:
+        raise ValueError(f"--script {path}: {e}") from None
     return data["steps"]
+
+
+def _stdin_is_terminal() -> bool:
+    """Whether file descriptor 0, which the keyboard teleop node inherits, is a terminal."""
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
+def _check_what_the_nodes_load(cfg: StackConfig, config_path: Path, args: argparse.Namespace) -> None:
+    """Refuse, before a run folder or a node exists, what the bridge or the policy node would refuse at
+    startup: the robot model, the scene, and the bundle (resolved, loaded for this robot and run as the
+    policy node does; `parkour model verify` checks with the same function). Each names where it came from."""
+    from parkour_core.bundle import BundleError
+    from parkour_core.bundles import verify_bundle
+    from parkour_core.robots import get_robot
+    from parkour_sim.models import robot_model
+    from parkour_sim.scene import load_scene_file
+
+    def source(option: str, given: object, key: str) -> str:
+        return f"{option} {given}" if given is not None else f"{config_path}: {key}"
+
+    spec = get_robot(cfg.robot)
+    try:
+        robot_model(spec, cfg.bridge.robot_model)
+    except ValueError as e:
+        raise ValueError(f"{source('--robot-model', args.robot_model, 'bridge.robot_model')}: {e}") from None
+    load_scene_file(cfg.bridge.scene)  # its errors name the scene file
+    if cfg.policy.bundle:
+        try:
+            verify_bundle(cfg.policy.bundle, spec)
+        except (BundleError, ValueError, OSError) as e:
+            raise ValueError(f"{source('--bundle', args.bundle, 'policy.bundle')}: {e}") from None
 
 
 def write_stand_report(run_dir: Path) -> dict[str, Any]:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from parkour_core.bundle import BundleError, read_manifest
+from parkour_core.bundle import Bundle, BundleError, load_bundle, read_manifest
 from parkour_core.paths import models_dir
+
+if TYPE_CHECKING:
+    from parkour_core.robots import RobotSpec
+    from parkour_core.runner import PolicyRunner
 
 
 def registry() -> dict[str, dict]:
@@ -30,6 +35,17 @@ def resolve_bundle(name_or_path: str) -> Path:
         f"{name_or_path!r} is neither a bundle folder nor a registered bundle "
         f"(registered: {', '.join(sorted(entries))})"
     )
+
+
+def verify_bundle(name_or_path: str, robot: RobotSpec | None = None) -> tuple[Bundle, PolicyRunner]:
+    """The bundle resolved and loaded as the policy node does (hashes, contract, ``robot``'s joints; default: the
+    robot its manifest names), then run: ONNX I/O against the manifest and a warm-up with finite outputs.
+    `parkour model verify` prints what this finds; `parkour sim` refuses a bundle with it before it starts a node.
+    Raises :class:`BundleError` or ``ValueError`` saying what is wrong."""
+    from parkour_core.runner import PolicyRunner  # onnxruntime: only where a bundle is run
+
+    bundle = load_bundle(resolve_bundle(name_or_path), robot)
+    return bundle, PolicyRunner(bundle)
 
 
 def policy_period_s(name_or_path: str) -> float:
