@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the development environment in .venv (idempotent; run from the repo root).
 #   apt packages -> .venv with the ROS 2 Kilted wheels and Python deps -> cyclonedds 0.10.2 built
-#   against Debian's cyclonedds-dev -> hash-pinned asset wheels -> editable src/ packages -> policy bundle.
+#   against Debian's cyclonedds-dev -> hash-pinned asset wheels -> the message package src/parkour_interfaces
+#   (cmake) -> editable src/ packages -> policy bundle.
 # --robot: the robot runtime only (requirements/robot.txt): no torch, no training workspace data, no dev tools.
 set -euo pipefail
 
@@ -24,9 +25,9 @@ log() { printf '\n== %s\n' "$*"; }
 # libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0: MuJoCo's headless rendering with MUJOCO_GL=egl on Mesa's
 # llvmpipe (the tests, the demo's depth strip); a minimal Debian 12 has none of them (checked in a debootstrap
 # chroot: without libopengl0 PyOpenGL's EGL platform finds no GL to bind). libosmesa6: MUJOCO_GL=osmesa.
-# The rest builds the venv and cyclonedds.
+# cmake: builds the message package src/parkour_interfaces. The rest builds the venv and cyclonedds.
 APT_PACKAGES=(cyclonedds-dev libusb-1.0-0 libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0 libosmesa6
-              python3-venv python3-dev build-essential dpkg-dev)
+              python3-venv python3-dev build-essential dpkg-dev cmake)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -102,6 +103,40 @@ for wheel, folder in ((next(wheels.glob("mjlab-1.6.0-*.whl")), "mjlab/asset_zoo/
                 z.extract(name, out)
 PY
 
+# ---------------------------------------------------------------- message package (ament_cmake, into .venv)
+# src/parkour_interfaces: rosidl from the ROS wheels (robot.txt) generates the typed messages and installs
+# them into .venv as a ROS install prefix would hold them (rclpy imports them, the ament index lists them).
+# The hash of its sources is kept beside the installed files: a re-run with the same sources skips the build.
+# A rebuild first removes the installed copy, so a message taken out of the package goes from .venv too.
+IFACE_SRC=src/parkour_interfaces
+IFACE_BUILD=build/venv/parkour_interfaces
+IFACE_STAMP=.venv/share/parkour_interfaces/sources.sha256
+iface_hash=$(cd "$IFACE_SRC" && find CMakeLists.txt package.xml msg -type f -print0 | sort -z \
+    | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if [[ -f $IFACE_STAMP && $(cat "$IFACE_STAMP") == "$iface_hash" ]] \
+    && $PY -c 'import parkour_interfaces.msg' 2>/dev/null; then
+    log "interfaces: parkour_interfaces is up to date"
+else
+    log "interfaces: building parkour_interfaces (cmake + rosidl; log in $IFACE_BUILD.log)"
+    venv=$PWD/.venv
+    platlib=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+    rm -rf "$IFACE_BUILD"
+    mkdir -p "$IFACE_BUILD"
+    if ! (export AMENT_PREFIX_PATH=$venv
+          cmake -S "$IFACE_SRC" -B "$IFACE_BUILD" -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
+              -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF \
+          && cmake --build "$IFACE_BUILD" -j "$(nproc)" \
+          && rm -rf "$venv/share/parkour_interfaces" "$platlib/parkour_interfaces" \
+          && cmake --install "$IFACE_BUILD" \
+          && AMENT_PREFIX_PATH=$venv $PY -c 'from parkour_interfaces.msg import SupervisorState') \
+        >"$IFACE_BUILD.log" 2>&1; then
+        tail -n 20 "$IFACE_BUILD.log" >&2
+        echo "setup.sh: building the message package $IFACE_SRC failed; the whole log is $IFACE_BUILD.log" >&2
+        exit 1
+    fi
+    echo "$iface_hash" >"$IFACE_STAMP"
+fi
+
 # ---------------------------------------------------------------- our packages (editable)
 log "pip: editable src/ packages"
 PACKAGES=(parkour_core parkour_perception parkour_sim parkour_safety parkour_control parkour_teleop parkour_bringup)
@@ -128,12 +163,14 @@ if ((!ROBOT_ONLY)); then
 fi
 
 # ---------------------------------------------------------------- walking-policy bundle
+# Up to date: it loads, and the importer wrote it (a bundle from before the importer is rebuilt).
 if [[ -f models/g1_walk/manifest.json ]] \
-    && $PY -c "from parkour_core.bundle import load_bundle; load_bundle('models/g1_walk')" 2>/dev/null; then
+    && $PY -c "from parkour_core.bundle import load_bundle
+assert load_bundle('models/g1_walk').manifest.provenance['import']['format'] == 'holosoma'" 2>/dev/null; then
     log "bundle: models/g1_walk is up to date"
 else
     log "bundle: building models/g1_walk"
-    $PY -m parkour_core.bundles.holosoma_walk --out models/g1_walk
+    $PY -m parkour_core.bundles.importers holosoma ppo --out models/g1_walk
 fi
 
 # The walking policy in a student's interface (depth backbone + recurrent state), for the depth

@@ -67,14 +67,39 @@ def test_packages_found() -> None:
             "parkour_bringup", "parkour_perception"} <= names  # fmt: skip
 
 
+def build_type(pkg: Path) -> str:
+    return (ET.parse(pkg / "package.xml").getroot().findtext("export/build_type") or "").strip()
+
+
 @pytest.mark.parametrize("pkg", PACKAGES, ids=lambda p: p.name)
 def test_package_layout(pkg: Path) -> None:
     name = pkg.name
-    for rel in ("package.xml", "setup.py", "setup.cfg", f"resource/{name}", f"{name}/__init__.py"):
-        assert (pkg / rel).is_file(), f"src/{name}: missing {rel}"
+    root = ET.parse(pkg / "package.xml").getroot()
+    if build_type(pkg) == "ament_cmake":  # a message package: rosidl generates its Python
+        assert (pkg / "CMakeLists.txt").is_file() and (pkg / "msg").is_dir(), f"src/{name}: CMakeLists.txt, msg/"
+        groups = {g.text for g in root.findall("member_of_group")}
+        assert "rosidl_interface_packages" in groups, f"src/{name}/package.xml: not a rosidl interface package"
+    else:
+        assert build_type(pkg) == "ament_python", f"src/{name}/package.xml: build_type {build_type(pkg)!r}"
+        for rel in ("setup.py", "setup.cfg", f"resource/{name}", f"{name}/__init__.py"):
+            assert (pkg / rel).is_file(), f"src/{name}: missing {rel}"
     assert (pkg / "test").is_dir(), f"src/{name}: missing test/ folder"
-    xml_name = ET.parse(pkg / "package.xml").getroot().findtext("name")
+    xml_name = root.findtext("name")
     assert xml_name is not None and xml_name.strip() == name, f"src/{name}/package.xml: <name> is {xml_name!r}"
+
+
+def test_colcon_and_the_setup_script_install_the_same_packages() -> None:
+    """colcon builds every package on a robot computer; scripts/setup.sh installs the same ones into .venv:
+    the ament_python ones with pip, the message package with cmake."""
+    import json
+
+    assert set(json.loads((ROOT / "colcon.meta").read_text())["names"]) == {p.name for p in PACKAGES}
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    editable = re.search(r"^PACKAGES=\((.*)\)$", setup, re.MULTILINE)
+    assert editable is not None, "scripts/setup.sh: no PACKAGES=(...) line"
+    assert set(editable.group(1).split()) == {p.name for p in PACKAGES if build_type(p) == "ament_python"}
+    built = set(re.findall(r"^IFACE_SRC=src/(\w+)$", setup, re.MULTILINE))
+    assert built == {p.name for p in PACKAGES if build_type(p) == "ament_cmake"}
 
 
 @pytest.mark.parametrize("name", ["robot_g1.launch.py", "robot_h1.launch.py"])

@@ -1,5 +1,7 @@
 """Record a real `parkour sim` run with the bag recorder, then replay it: open loop against its bundle,
-and closed loop in simulation (with the simulated camera, and with the bag's own depth frames).
+and closed loop in simulation (with the simulated camera, and with the bag's own depth frames). The
+stack's own topics are recorded typed; the same run rewritten as an older stack recorded it (JSON
+strings, a packed array) opens and replays too.
 
 The trained depth students (models/student_walk, models/student_step) replay with zero divergence
 too, and with a deliberate error (the depth frames shifted by one, shuffled, the activation's
@@ -12,11 +14,22 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+from parkour_bringup.bag import legacy, messages
+from parkour_bringup.bag.closed_loop import plan_replay, read_recorded_run
 from parkour_bringup.bag.open_loop import CONTROLS, DEFAULT_THRESHOLD, replay_against_bundle
 from parkour_bringup.bag.reader import open_bag
-from parkour_bringup.bag.topics import TICK_INPUTS_TOPIC
+from parkour_bringup.bag.topics import (
+    BAND_TOPIC,
+    BUNDLE_TOPIC,
+    STATE_TOPIC,
+    TICK_INPUTS_TOPIC,
+    TRANSITION_TOPIC,
+)
+from parkour_core.robots import G1
+from parkour_core.safety import Mode
 
 from .conftest import REPO, graph_env, start_node, wait_for, write_config
 
@@ -115,7 +128,7 @@ def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recor
         for topic in ("/robot/joint_states", "/robot/imu", "/policy/joint_targets", "/cmd_vel",
                       "/camera/depth/policy", "/policy/bundle", "/supervisor/state", TICK_INPUTS_TOPIC):  # fmt: skip
             assert bag.topics.get(topic, 0) > 0, (topic, bag.topics)
-        resets = [bool(m.msg.data[2]) for m in bag.messages([TICK_INPUTS_TOPIC])]
+        resets = [bool(m.msg.reset) for m in bag.messages([TICK_INPUTS_TOPIC])]
         # The policy's first tick is marked as a reset (a new runner); the activation's comes after it.
         assert sum(resets[1:]) >= 1, "the run never activated: no runner reset to replay"
         result = replay_against_bundle(bag, BUNDLE)
@@ -133,6 +146,89 @@ def test_a_recorded_sim_run_replays_with_zero_divergence_on_its_own_bundle(recor
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = json.loads((out / "divergence.json").read_text())
     assert written["action_divergence"] == {"p50": 0.0, "p99": 0.0, "max": 0.0}
+
+
+def test_the_stack_s_own_topics_are_recorded_with_typed_fields(recorded):
+    """What `ros2 topic echo` would show of each: typed fields, stamped where the data has a time."""
+    bag_dir, _, _ = recorded
+    with open_bag(bag_dir) as bag:
+        own = {topic: list(bag.messages([topic])) for topic in
+               (STATE_TOPIC, TRANSITION_TOPIC, BUNDLE_TOPIC, BAND_TOPIC, TICK_INPUTS_TOPIC)}  # fmt: skip
+    for topic, recorded_messages in own.items():
+        assert recorded_messages, topic
+        assert all(m.msgtype.startswith("parkour_interfaces/msg/") for m in recorded_messages), topic
+    modes = {m.value for m in Mode}
+    assert {m.msg.mode for m in own[STATE_TOPIC]} <= modes and own[STATE_TOPIC][-1].msg.reason
+    transitions = [m.msg for m in own[TRANSITION_TOPIC]]
+    assert [(t.from_mode, t.to_mode) for t in transitions][:2] == [("DAMP", "STAND_UP"), ("STAND_UP", "STAND")]
+    assert all(t.header.stamp.sec > 0 or t.header.stamp.nanosec > 0 for t in transitions)
+    bundle = own[BUNDLE_TOPIC][-1].msg
+    assert bundle.name == BUNDLE and tuple(bundle.joint_names) == G1.joint_names and len(bundle.kp) == 29
+    assert bundle.uses_depth and bundle.path.endswith(BUNDLE)
+    band = [m.msg for m in own[BAND_TOPIC]]
+    assert band[-1].released and band[-1].header.stamp.sec > 0
+    tick = own[TICK_INPUTS_TOPIC][-1].msg
+    assert tick.header.frame_id == BUNDLE and len(tick.position) == len(tick.velocity) == 29
+    assert tick.has_depth_frame and tick.command.linear.x > 0.0 and abs(tick.orientation.w) > 0.5
+
+
+def write_as_an_older_stack_recorded_it(bag_dir, out):
+    """The bag rewritten with the types an older stack recorded on its own topics (bag.legacy), the rest as is."""
+    from rosbags.rosbag2 import Reader
+
+    from parkour_bringup.bag.reader import BagMessage
+    from parkour_bringup.bag.synthetic import BagWriter
+
+    with open_bag(bag_dir) as bag:
+        custom = dict(bag.custom_data)
+        typestore = bag._typestore
+    writer = BagWriter(out, custom, legacy=True)
+    with Reader(bag_dir) as reader:
+        for connection, t_ns, raw in reader.messages():
+            topic = connection.topic
+            if topic not in legacy.MSGTYPES:
+                writer.writer.write(writer.connections[topic], t_ns, raw)
+                continue
+            m = BagMessage(topic, t_ns, typestore.deserialize_cdr(raw, connection.msgtype), connection.msgtype)
+            if topic == TICK_INPUTS_TOPIC:
+                old = legacy.packed_tick_inputs_message(writer.types, messages.tick_inputs(m))
+            elif topic == TRANSITION_TOPIC:
+                old = writer.string(json.dumps(messages.transition(m)))
+            elif topic == BUNDLE_TOPIC:
+                info = {"name": m.msg.name, "path": m.msg.path, "kp": [float(v) for v in m.msg.kp],
+                        "kd": [float(v) for v in m.msg.kd], "uses_depth": bool(m.msg.uses_depth)}  # fmt: skip
+                old = writer.string(json.dumps(info))
+            elif topic == BAND_TOPIC:
+                released, t = messages.band(m)
+                old = writer.string(json.dumps({"state": "released" if released else "hanging", "t": round(t, 4)}))
+            else:
+                old = writer.string(messages.mode(m))
+            writer.write(topic, t_ns, old)
+    writer.close()
+    return out
+
+
+def test_a_bag_from_before_the_stack_s_own_types_opens_and_replays_open_and_closed_loop(recorded, tmp_path):
+    bag_dir, env, dds_domain = recorded
+    old = write_as_an_older_stack_recorded_it(bag_dir, tmp_path / "old_bag")
+    info = subprocess.run([sys.executable, "-m", "parkour_bringup.cli", "bag", "info", str(old)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert info.returncode == 0, info.stdout + info.stderr
+    with open_bag(bag_dir) as bag:
+        assert json.loads(info.stdout)["topics"] == bag.topics
+        typed_run = read_recorded_run(bag)
+    with open_bag(old) as bag:
+        assert {c.msgtype for c in bag._reader.connections if c.topic == TRANSITION_TOPIC} == {legacy.STRING}
+        old_run = read_recorded_run(bag)
+        result = replay_against_bundle(bag, BUNDLE)
+    assert result["ticks_compared"] > 100 and result["action_divergence"]["max"] == 0.0, result
+    assert old_run.transitions == typed_run.transitions
+    assert old_run.band_released_t == pytest.approx(typed_run.band_released_t, abs=1e-4)
+    np.testing.assert_array_equal(old_run.joints.values, typed_run.joints.values)
+    assert plan_replay(old_run).steps == plan_replay(typed_run).steps
+    replayed = _replay_sim(old, tmp_path / "old_sim", env, (dds_domain + 29) % 80 + 20)
+    assert replayed["modes"]["same_sequence"], replayed["modes"]
+    assert [p["request"] for p in replayed["alignment"]] == ["stand_up", "activate"]
 
 
 def _replay_sim(bag_dir, out, env, domain, *extra):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from parkour_bringup.bag.reader import open_bag
-from parkour_bringup.bag.topics import TICK_INPUTS_TOPIC, decode_tick_inputs
+from parkour_bringup.bag.topics import TICK_INPUTS_TOPIC
 from parkour_bringup.graph import ros_env, run_sim_graph
 
 from .conftest import write_config
@@ -39,7 +39,8 @@ def test_the_operator_overrides_autonomy_while_commanding_and_autonomy_drives_ag
     from geometry_msgs.msg import Twist
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile
-    from std_msgs.msg import String
+
+    from parkour_interfaces.msg import SupervisorState
 
     rclpy.init()
     node = rclpy.create_node("test_operator")
@@ -48,11 +49,11 @@ def test_the_operator_overrides_autonomy_while_commanding_and_autonomy_drives_ag
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
     def on_mode(msg) -> None:
-        state["mode"] = msg.data
-        if msg.data == "ACTIVE" and state["active_at"] is None:
+        state["mode"] = msg.mode
+        if msg.mode == SupervisorState.ACTIVE and state["active_at"] is None:
             state["active_at"] = time.monotonic()
 
-    node.create_subscription(String, "/supervisor/state", on_mode, latched)
+    node.create_subscription(SupervisorState, "/supervisor/state", on_mode, latched)
 
     def operate() -> None:  # 20 Hz for 2 s of wall time, 3 s after activation; then nothing
         since = None if state["active_at"] is None else time.monotonic() - state["active_at"]
@@ -77,8 +78,9 @@ def test_the_operator_overrides_autonomy_while_commanding_and_autonomy_drives_ag
         spinning.join(timeout=5)
     assert state["sent"] > 10, state
     with open_bag(run_dir / "bag") as bag:
-        commands = [decode_tick_inputs(m.msg.layout.dim[0].label, m.msg.data).command
-                    for m in bag.messages([TICK_INPUTS_TOPIC])]  # fmt: skip
+        ticks = [m.msg for m in bag.messages([TICK_INPUTS_TOPIC])]
+    # The command each tick ran on, read from the typed message's fields.
+    commands = [(t.command.linear.x, t.command.linear.y, t.command.angular.z) for t in ticks]
     kinds = []
     for c in commands:
         kind = "operator" if np.allclose(c, OPERATOR) else "autonomy" if np.allclose(c, AUTONOMY) else "other"

@@ -42,7 +42,8 @@ def test_an_operator_stands_activates_and_walks_the_g1_with_a_joy_node(tmp_path,
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from sensor_msgs.msg import Joy
-    from std_msgs.msg import String
+
+    from parkour_interfaces.msg import SupervisorState
 
     rclpy.init()
     node = rclpy.create_node("test_joy_operator")
@@ -51,12 +52,12 @@ def test_an_operator_stands_activates_and_walks_the_g1_with_a_joy_node(tmp_path,
     remote_buttons: list[tuple[str, tuple[int, ...]]] = []
 
     def on_state(msg) -> None:
-        mode["now"] = msg.data
-        if msg.data == "STAND" and mode["stand_since"] is None:
+        mode["now"] = msg.mode
+        if msg.mode == SupervisorState.STAND and mode["stand_since"] is None:
             mode["stand_since"] = time.monotonic()
 
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    node.create_subscription(String, "/supervisor/state", on_state, latched)
+    node.create_subscription(SupervisorState, "/supervisor/state", on_state, latched)
     node.create_subscription(
         Joy, "/teleop/remote", lambda m: remote_buttons.append((mode["now"], tuple(m.buttons))), 10
     )

@@ -10,7 +10,6 @@ import pytest
 from parkour_bringup.bag.open_loop import DEFAULT_THRESHOLD, replay_against_bundle
 from parkour_bringup.bag.reader import BagError, open_bag
 from parkour_bringup.bag.synthetic import write_synthetic_bag
-from parkour_bringup.bag.topics import TICK_INPUTS_LAYOUT, TickInputs, decode_tick_inputs, encode_tick_inputs
 from parkour_core.bundle import read_manifest
 from parkour_core.bundles import resolve_bundle
 
@@ -20,25 +19,6 @@ BUNDLE = "g1_walk_depth_gated"
 @pytest.fixture(scope="module")
 def recorded_bag(tmp_path_factory):
     return write_synthetic_bag(tmp_path_factory.mktemp("bags") / "walk", bundle=BUNDLE, ticks=90)
-
-
-def test_tick_inputs_round_trip_exactly():
-    rng = np.random.default_rng(1)
-    inputs = TickInputs(12, 345, True, 11.96, rng.normal(size=3), rng.normal(size=4), rng.normal(size=3),
-                        rng.normal(size=29), rng.normal(size=29))  # fmt: skip
-    label, data = encode_tick_inputs(inputs)
-    back = decode_tick_inputs(label, data)
-    assert (back.stamp_sec, back.stamp_nanosec, back.reset, back.depth_stamp_s) == (12, 345, True, 11.96)
-    for name in ("command", "quat_wxyz", "gyro", "q", "dq"):
-        np.testing.assert_array_equal(getattr(back, name), getattr(inputs, name))
-    no_depth = decode_tick_inputs(
-        *encode_tick_inputs(TickInputs(0, 0, False, None, *(np.zeros(k) for k in (3, 4, 3, 2, 2))))
-    )
-    assert no_depth.depth_stamp_s is None and not no_depth.reset
-    with pytest.raises(ValueError, match="layout"):
-        decode_tick_inputs("another_layout", data)
-    with pytest.raises(ValueError, match="values"):
-        decode_tick_inputs(TICK_INPUTS_LAYOUT, data[:-1])
 
 
 def test_the_recorded_bundle_replays_with_zero_divergence(recorded_bag):
@@ -70,22 +50,22 @@ def test_dropping_the_runner_reset_is_detected(tmp_path, recorded_bag):
     """The replay must reset where the recording did; without it the recurrent state diverges."""
     import parkour_bringup.bag.open_loop as open_loop
 
-    original = open_loop.decode_tick_inputs
+    original = open_loop.read_tick_inputs
     resets_seen = []
 
-    def without_reset(label, data):
-        inputs = original(label, data)
+    def without_reset(message):
+        inputs = original(message)
         if inputs.reset:
             resets_seen.append(1)
             inputs.reset = len(resets_seen) == 1  # keep the new runner's mark, drop the activation
         return inputs
 
-    open_loop.decode_tick_inputs = without_reset
+    open_loop.read_tick_inputs = without_reset
     try:
         with open_bag(recorded_bag) as bag:
             result = replay_against_bundle(bag, BUNDLE)
     finally:
-        open_loop.decode_tick_inputs = original
+        open_loop.read_tick_inputs = original
     assert result["action_divergence"]["max"] > 0.0
 
 
@@ -158,9 +138,13 @@ def test_other_readers_read_the_bag(recorded_bag):
     assert len(mcap_files) == 1
     with mcap_files[0].open("rb") as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
-        targets = [msg for _, _, _, msg in reader.iter_decoded_messages(topics=["/policy/joint_targets"])]
+        decoded = list(reader.iter_decoded_messages(topics=["/policy/joint_targets", "/policy/tick_inputs"]))
+    targets = [msg for _, channel, _, msg in decoded if channel.topic == "/policy/joint_targets"]
     assert len(targets) == 90
     assert targets[0].header.frame_id == BUNDLE and len(targets[0].position) == 29
+    # The stack's own types decode from the definitions the bag carries.
+    ticks = [msg for _, channel, _, msg in decoded if channel.topic == "/policy/tick_inputs"]
+    assert len(ticks) == 90 and ticks[0].reset and len(ticks[0].velocity) == 29
 
 
 def test_depth_controls_move_every_frame_and_keep_the_set():

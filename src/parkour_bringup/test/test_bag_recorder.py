@@ -29,7 +29,8 @@ def test_recorder_writes_what_was_published_with_run_metadata(tmp_path):
     import rclpy
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import String
+
+    from parkour_interfaces.msg import BundleInfo
 
     env = dict(os.environ, ROS_DOMAIN_ID=str(ROS_DOMAIN_ID), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
@@ -42,8 +43,8 @@ def test_recorder_writes_what_was_published_with_run_metadata(tmp_path):
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
-        bundle_pub = node.create_publisher(String, "/policy/bundle", latched)
-        bundle_pub.publish(String(data='{"name": "g1_walk"}'))  # before the recorder exists: it must still get it
+        bundle_pub = node.create_publisher(BundleInfo, "/policy/bundle", latched)
+        bundle_pub.publish(BundleInfo(name="g1_walk", kp=[40.0]))  # before the recorder exists: it must still get it
         joints_pub = node.create_publisher(JointState, "/robot/joint_states", 10)
 
         bag_dir = tmp_path / "bag"
@@ -79,12 +80,12 @@ def test_recorder_writes_what_was_published_with_run_metadata(tmp_path):
         assert bag.topics["/robot/joint_states"] == 50
         assert bag.topics["/policy/bundle"] == 1
         joints = [m.msg for m in bag.messages(["/robot/joint_states"])]
-        bundle = [m.msg.data for m in bag.messages(["/policy/bundle"])]
+        bundle = [(m.msgtype, m.msg.name, list(m.msg.kp)) for m in bag.messages(["/policy/bundle"])]
         meta = bag.custom_data
     assert [j.header.stamp.sec for j in joints] == list(range(50))
     np.testing.assert_array_equal(joints[7].position, [0.1 * 7, -0.2 * 7])
     assert list(joints[7].name) == ["a", "b"]
-    assert bundle == ['{"name": "g1_walk"}']
+    assert bundle == [("parkour_interfaces/msg/BundleInfo", "g1_walk", [40.0])]
     assert meta["robot"] == "g1" and meta["bundle"] == "g1_walk"
     assert meta["bundle_manifest_sha256"] == sha256_file(models_dir() / "g1_walk" / "manifest.json")
     assert meta["config"] == Path(config).read_text()

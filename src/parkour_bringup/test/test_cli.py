@@ -54,6 +54,23 @@ def test_model_verify_fails_on_a_missing_file(tmp_path, capsys):
     assert "missing" in capsys.readouterr().err
 
 
+def test_model_import_writes_a_bundle_that_verifies(tmp_path, capsys):
+    out = tmp_path / "g1_walk_fastsac"
+    assert main(["model", "import", "holosoma", "fastsac", "--out", str(out)]) == 0
+    assert main(["model", "verify", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "wrote bundle g1_walk_fastsac" in text and "imported from holosoma" in text
+
+
+def test_model_import_refuses_in_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "new" / "bundle"
+    policy = resolve_bundle("g1_walk") / "policy.onnx"
+    assert main(["model", "import", "rsl_rl", str(policy), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("parkour model: error: an rsl_rl export records no robot"), err
+    assert not (tmp_path / "new").exists()
+
+
 def test_robot_refuses_a_config_of_the_other_robot(capsys, tmp_path):
     code = main(["robot", "--robot", "h1", "--iface", "lo", "--config", str(config_dir() / "g1_robot.yaml"),
                  "--out", str(tmp_path / "run")])  # fmt: skip

@@ -13,7 +13,6 @@ bundle is refused with the reason while the old model keeps running.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from parkour_control.depth_input import DepthLatencyGate, FrameRate
+from parkour_control.messages import bundle_info_message, tick_inputs_message
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
@@ -33,30 +33,17 @@ from parkour_core.robots import get_robot
 from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs, encode_tick_inputs
+from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs
 from parkour_core.unitree import lowstate_capture_time, message_types
 from parkour_core.unitree_wire import LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
 TICK_HISTORY = 100  # /policy/tick_inputs kept for late acknowledgement (2 s at 50 Hz)
+FRAME_STAMPS_KEPT = 32  # header stamps of the newest depth frames, by their float stamp (the gate holds 8)
 
 
 def _stamp_s(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
-
-
-def bundle_announcement(bundle: Bundle) -> str:
-    """The latched /policy/bundle message: what the supervisor needs to run this bundle's targets."""
-    m = bundle.manifest
-    return json.dumps(
-        {
-            "name": m.name,
-            "path": str(bundle.path),
-            "kp": list(m.kp),
-            "kd": list(m.kd),
-            "uses_depth": m.uses_depth,
-        }
-    )
 
 
 def _wall_clock_node(name: str):
@@ -74,10 +61,10 @@ class PolicyNode:
     supervisor and 400 callbacks a second), the velocity command (the operator's
     ``cmd_vel.teleop_topic`` over ``/cmd_vel``, parkour_core.command_mux), ``/supervisor/state`` and
     ``/camera/depth/policy``. Publishes ``/policy/joint_targets`` (its ``header.frame_id`` names the
-    bundle that produced them), ``/policy/tick_inputs`` (what the runner consumed on that tick, published
-    just before its targets, so a bag replays the tick exactly: ``parkour bag replay --bundle``), the
-    latched ``/policy/bundle`` (name, path and PD gains of every bundle before it drives the robot, so the
-    supervisor applies the right gains) and ``/diagnostics``.
+    bundle that produced them), ``/policy/tick_inputs`` (PolicyTickInputs: what the runner consumed on that
+    tick, published just before its targets, so a bag replays the tick exactly: ``parkour bag replay
+    --bundle``), the latched ``/policy/bundle`` (BundleInfo: name, path and PD gains of every bundle before
+    it drives the robot, so the supervisor applies the right gains) and ``/diagnostics``.
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
@@ -86,7 +73,8 @@ class PolicyNode:
         from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image, JointState
-        from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+
+        from parkour_interfaces.msg import BundleInfo, PolicyTickInputs, SupervisorState
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -117,7 +105,7 @@ class PolicyNode:
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.targets_pub = self.node.create_publisher(JointState, "/policy/joint_targets", 10)
         self.bundle_pub = self.node.create_publisher(
-            String,
+            BundleInfo,
             "/policy/bundle",
             QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE),
         )
@@ -125,16 +113,13 @@ class PolicyNode:
         # A reliable writer with keep-last history overwrites samples a stalled reader has not
         # acknowledged yet: 2 s of ticks, so a recorder starved on a busy machine still gets every
         # tick (a lost tick makes an open-loop replay's recurrent state drift from the recording's).
-        self.tick_inputs_pub = self.node.create_publisher(Float64MultiArray, TICK_INPUTS_TOPIC, TICK_HISTORY)
-        self._Float64MultiArray = Float64MultiArray
-        self._MultiArrayDimension = MultiArrayDimension
+        self.tick_inputs_pub = self.node.create_publisher(PolicyTickInputs, TICK_INPUTS_TOPIC, TICK_HISTORY)
         self.mux = cfg.command_mux()
         for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
             self.node.create_subscription(Twist, topic, self._on_cmd_vel(source), 10)
         self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, 10)
-        self.node.create_subscription(String, "/supervisor/state", self._on_supervisor_state, latched)
+        self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_supervisor_state, latched)
         self._JointState = JointState
-        self._String = String
 
         self.q: np.ndarray | None = None
         self.dq: np.ndarray | None = None
@@ -147,6 +132,8 @@ class PolicyNode:
         # runner is fresh), so a replay knows where the recorded runner's memory is known to it.
         self._reset_since_published = True
         self._released_depth_stamp_s: float | None = None
+        # The (sec, nanosec) each recent frame's header had: the tick inputs name the frame by them exactly.
+        self._frame_stamps: dict[float, tuple[int, int]] = {}
 
         self.depth_gate = self._make_gate(bundle)
         self.depth_rate = FrameRate()
@@ -204,7 +191,7 @@ class PolicyNode:
         return DepthLatencyGate(latency)
 
     def _announce(self, bundle: Bundle) -> None:
-        self.bundle_pub.publish(self._String(data=bundle_announcement(bundle)))
+        self.bundle_pub.publish(bundle_info_message(bundle, self.node.get_clock().now().to_msg()))
 
     def _now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
@@ -240,14 +227,17 @@ class PolicyNode:
         stamp = _stamp_s(msg.header.stamp)
         image = np.frombuffer(bytes(msg.data), dtype=np.float32).reshape(spec.height, spec.width)
         self.depth_rate.add(stamp)
+        self._frame_stamps[stamp] = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        while len(self._frame_stamps) > FRAME_STAMPS_KEPT:
+            del self._frame_stamps[next(iter(self._frame_stamps))]
         self.last_depth_stamp_s = stamp
         self.last_depth_image = image
         self.depth_gate.push(image, stamp)
 
     def _on_supervisor_state(self, msg) -> None:
-        if msg.data == "ACTIVE" and self.supervisor_state not in ("ACTIVE", "BLIND"):
+        if msg.mode == msg.ACTIVE and self.supervisor_state not in (msg.ACTIVE, msg.BLIND):
             self._reset_requested = True  # done in the tick: the runner is the tick's alone
-        self.supervisor_state = msg.data
+        self.supervisor_state = msg.mode
 
     def _command_now(self, now: float) -> np.ndarray:
         """The operator's command over autonomy's, each within its timeout; zero when neither commands."""
@@ -313,7 +303,7 @@ class PolicyNode:
             self.log.error(f"bundle {runner.manifest.name!r} output NaN/inf", throttle_duration_sec=1.0)
         msg = self._JointState()
         msg.header.stamp = self.node.get_clock().now().to_msg()
-        self._publish_tick_inputs(msg.header.stamp, state, command)
+        self._publish_tick_inputs(msg.header.stamp, state, command, runner.manifest.name)
         msg.header.frame_id = runner.manifest.name
         msg.name = list(self.spec.joint_names)
         msg.position = targets.tolist()
@@ -327,7 +317,7 @@ class PolicyNode:
                 shadow.runner.set_depth(frame.image, frame.stamp_s)
             shadow.step(state, command, targets)
 
-    def _publish_tick_inputs(self, stamp, state: RobotState, command: np.ndarray) -> None:
+    def _publish_tick_inputs(self, stamp, state: RobotState, command: np.ndarray, bundle_name: str) -> None:
         inputs = TickInputs(
             stamp_sec=stamp.sec,
             stamp_nanosec=stamp.nanosec,
@@ -340,11 +330,9 @@ class PolicyNode:
             dq=state.dq,
         )
         self._reset_since_published = False
-        label, data = encode_tick_inputs(inputs)
-        msg = self._Float64MultiArray()
-        msg.layout.dim = [self._MultiArrayDimension(label=label, size=len(data), stride=len(data))]
-        msg.data = data
-        self.tick_inputs_pub.publish(msg)
+        depth = self._released_depth_stamp_s
+        frame_stamp = self._frame_stamps.get(depth) if depth is not None else None
+        self.tick_inputs_pub.publish(tick_inputs_message(inputs, bundle_name, frame_stamp))
 
     def _fault_handler(self, name: str):
         """`parkour faults` only (the config refuses fault injection in robot mode)."""

@@ -23,6 +23,10 @@ PINNED_SHA256: dict[str, str] = {
     "holosoma_inference:models/loco/g1_29dof/ppo_g1_29dof.onnx": (
         "c9d310f479c2da1e86f468de24f64e102a2a275c14eed0fa341473612d942294"
     ),
+    # Its FastSAC sibling in the same wheel (the same observation, action and gains: the wheel's config).
+    "holosoma_inference:models/loco/g1_29dof/fastsac_g1_29dof.onnx": (
+        "8346fd90778439395922a8c7256f24125ae84b8dea949128bac9e23c02bc7717"
+    ),
     # mjlab 1.6.0's G1 (Apache-2.0, mujocolab/mjlab): its wheel is downloaded, never installed (it pins
     # mujoco 3.11); `make setup` extracts the model's folder into .venv/assets/extracted/mjlab.
     "mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml": "febdcbeffbbf84051556ae41a5ac1b43fb479a5d76bdb3f54824dbc2721c20aa",

@@ -14,7 +14,6 @@ timeout). Its output is checked like the policy's: NaN/inf -> STAND on the next 
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Iterable
@@ -85,31 +84,6 @@ class BundleGains:
             if not (_finite(a) and np.all(a >= 0.0)):
                 raise ValueError(f"bundle {name!r}: {key} must be finite and >= 0")
         return BundleGains(name, kp_a, kd_a, bool(uses_depth))
-
-    @staticmethod
-    def from_announcement(text: str, num_joints: int) -> BundleGains:
-        """Parse the policy node's /policy/bundle message: JSON {"name", "path", "kp", "kd", "uses_depth"}."""
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"not JSON: {e}") from None
-        if not isinstance(d, dict):
-            raise ValueError("expected a JSON object")
-        missing = {"name", "kp", "kd", "uses_depth"} - set(d)
-        if missing:
-            raise ValueError(f"missing keys {sorted(missing)}")
-        name = d["name"]
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty string, got {name!r}")
-        if not isinstance(d["uses_depth"], bool):
-            raise ValueError(f"bundle {name!r}: uses_depth must be true/false, got {d['uses_depth']!r}")
-        for key in ("kp", "kd"):
-            values = d[key]
-            if not isinstance(values, list) or not all(
-                isinstance(x, int | float) and not isinstance(x, bool) for x in values
-            ):
-                raise ValueError(f"bundle {name!r}: {key} must be a list of numbers")
-        return BundleGains.make(name, d["kp"], d["kd"], d["uses_depth"], num_joints)
 
 
 @dataclass(frozen=True)

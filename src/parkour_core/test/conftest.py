@@ -34,7 +34,8 @@ def repo_root() -> Path:
 def g1_walk_dir(repo_root: Path) -> Path:
     path = repo_root / "models" / "g1_walk"
     if not (path / "manifest.json").is_file():
-        pytest.fail(f"{path} is missing: build it with `python -m parkour_core.bundles.holosoma_walk --out {path}`")
+        build = f"python -m parkour_core.bundles.importers holosoma ppo --out {path}"
+        pytest.fail(f"{path} is missing: build it with `{build}`")
     return path
 
 

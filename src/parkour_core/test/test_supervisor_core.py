@@ -603,42 +603,6 @@ def test_targets_far_beyond_limits_are_a_policy_fault():
     assert rig.core.report()["max_target_excess_rad"] >= 1.0
 
 
-# ----------------------------------------------------------------------------- bundle announcements
-
-
-def announcement(**changes) -> str:
-    d = {"name": "student", "path": "/models/student", "kp": [60.0] * N, "kd": [2.0] * N, "uses_depth": True}
-    d.update(changes)
-    return json.dumps(d)
-
-
-def test_announcement_parses():
-    g = BundleGains.from_announcement(announcement(), N)
-    assert g.name == "student" and g.uses_depth is True
-    np.testing.assert_array_equal(g.kp, np.full(N, 60.0))
-    with pytest.raises(ValueError):
-        g.kp[0] = 1.0  # read-only, like the robot spec's arrays
-
-
-@pytest.mark.parametrize(
-    "text,match",
-    [
-        ("not json", "not JSON"),
-        ("[1, 2]", "JSON object"),
-        (json.dumps({"name": "x"}), "missing keys"),
-        (announcement(name=""), "non-empty"),
-        (announcement(kp=[60.0] * (N - 1)), "28 values for 29 joints"),
-        (announcement(kd=[-1.0] * N), "finite and >= 0"),
-        (announcement(kp=["a"] * N), "list of numbers"),
-        (announcement(uses_depth="yes"), "uses_depth"),
-        (announcement().replace("60.0", "NaN", 1), "finite"),
-    ],
-)
-def test_bad_announcements_are_refused(text, match):
-    with pytest.raises(ValueError, match=match):
-        BundleGains.from_announcement(text, N)
-
-
 # ----------------------------------------------------------------------------- configuration
 
 
@@ -799,11 +763,6 @@ def test_bad_bundle_gains_name_the_gain_at_fault(key):
     negative = {"kp": good, "kd": good} | {key: [-1.0] * N}
     with pytest.raises(ValueError, match=f"^bundle 'b': {key} must be finite and >= 0$"):
         BundleGains.make("b", negative["kp"], negative["kd"], False, N)
-
-
-def test_an_announcement_that_is_not_an_object_is_refused_in_so_many_words():
-    with pytest.raises(ValueError, match=r"^expected a JSON object$"):
-        BundleGains.from_announcement("[1, 2]", N)
 
 
 def test_the_fallback_gait_is_loaded_for_this_robot_on_one_thread(g1_walk_dir):

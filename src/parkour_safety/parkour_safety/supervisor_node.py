@@ -15,7 +15,6 @@ services: :class:`Supervisor`.
 
 from __future__ import annotations
 
-import json
 import struct
 import time
 from pathlib import Path
@@ -32,7 +31,6 @@ from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node, take_n
 from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import CpuMeter, Samples, histogram_ms, summary_ms, write_json
 from parkour_core.supervisor_core import (
-    BundleGains,
     GamepadReading,
     PolicyTargets,
     RobotReading,
@@ -42,9 +40,10 @@ from parkour_core.supervisor_core import (
 from parkour_core.supervisor_setup import StartupError, build_core
 from parkour_core.teleop import remote_joy
 from parkour_core.tick_grid import sim_tick_before
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, decode_tick_inputs
+from parkour_core.tick_inputs import TICK_INPUTS_TOPIC
 from parkour_core.unitree import LowStateView, lowstate_capture_time, message_types, parse_wireless_remote
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
+from parkour_safety.messages import bundle_gains_from_message, state_message, transition_message
 
 DIAGNOSTICS_PERIOD_S = 1.0
 NO_LOWSTATE_SAY_S = 5.0  # no rt/lowstate this long after start: say so (and again every as long)
@@ -90,9 +89,10 @@ class Supervisor:
     Inputs:
       rt/lowstate                Unitree DDS: joints, IMU, and the Unitree remote's keys
       /policy/joint_targets      JointState; ``header.frame_id`` names the bundle that made them
-      /policy/bundle             String (latched): JSON {"name", "path", "kp", "kd", "uses_depth"} per bundle;
+      /policy/bundle             BundleInfo (latched): name, path, joint names, kp, kd, uses_depth per bundle;
                                  targets of a bundle never announced are not used (frame_id "" runs with the
                                  gains in the manifest of ``policy.bundle``)
+      /policy/tick_inputs        PolicyTickInputs: the depth frame behind each tick's targets (for latency)
       /camera/depth/policy       Image, taken serialized: only ``header.stamp`` is read (depth age = now - stamp)
       /cmd_vel, /cmd_vel/teleop  Twist: the fallback gait's velocity command, the operator's over autonomy's
                                  (parkour_core.command_mux; zero once neither is fresh)
@@ -102,11 +102,12 @@ class Supervisor:
     remote is read from the lowstate of every tick.
 
     Outputs: rt/lowcmd (or ``/supervisor/lowcmd_dry_run`` in a dry run); ``/supervisor/state`` (latched
-    String: the mode name); ``/supervisor/transition`` (latched, last 100: JSON {"t", "from", "to",
-    "reason"} per transition); ``/teleop/remote`` (Joy, 50 Hz: the Unitree remote from rt/lowstate, axes
-    lx, ly, rx, ry, l2 as the remote reports them, buttons in REMOTE_KEYS order; teleop_node's remote
-    source); ``/diagnostics`` once a second; ``supervisor.json`` in the run folder (transitions, fault
-    counters, clamp counters, time in each mode, commands written, timing).
+    SupervisorState: the mode, when and why it was entered); ``/supervisor/transition`` (latched, last 100:
+    SupervisorTransition: stamp, from, to, reason per transition); ``/teleop/remote`` (Joy, 50 Hz: the
+    Unitree remote from rt/lowstate, axes lx, ly, rx, ry, l2 as the remote reports them, buttons in
+    REMOTE_KEYS order; teleop_node's remote source); ``/diagnostics`` once a second; ``supervisor.json``
+    in the run folder (transitions, fault counters, clamp counters, time in each mode, commands written,
+    timing).
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, live: bool, ros_args: list[str]) -> None:
@@ -115,8 +116,9 @@ class Supervisor:
         from geometry_msgs.msg import Twist
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image, Imu, JointState, Joy
-        from std_msgs.msg import Float64MultiArray, String
         from std_srvs.srv import Trigger
+
+        from parkour_interfaces.msg import BundleInfo, PolicyTickInputs, SupervisorState, SupervisorTransition
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -148,11 +150,11 @@ class Supervisor:
         self.joint_pub = self.node.create_publisher(JointState, "/robot/joint_states", 10)
         self.imu_pub = self.node.create_publisher(Imu, "/robot/imu", 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.state_pub = self.node.create_publisher(String, "/supervisor/state", latched)
+        self.state_pub = self.node.create_publisher(SupervisorState, "/supervisor/state", latched)
         history = QoSProfile(
             depth=TRANSITIONS_KEPT, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
-        self.transition_pub = self.node.create_publisher(String, "/supervisor/transition", history)
+        self.transition_pub = self.node.create_publisher(SupervisorTransition, "/supervisor/transition", history)
         self.dry_run_pub = self.node.create_publisher(JointState, "/supervisor/lowcmd_dry_run", 10)
         # The Unitree remote for teleop_node's sticks (its chords are read here, from rt/lowstate).
         self.remote_pub = self.node.create_publisher(Joy, "/teleop/remote", 10)
@@ -163,11 +165,11 @@ class Supervisor:
         self.targets_sub = self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
         # The policy's per-tick inputs name the depth frame behind each tick's targets: with them the
         # supervisor measures depth exposure -> lowcmd write per command (the stack's end-to-end latency).
-        self.node.create_subscription(Float64MultiArray, TICK_INPUTS_TOPIC, self._on_tick_inputs, 10)
+        self.node.create_subscription(PolicyTickInputs, TICK_INPUTS_TOPIC, self._on_tick_inputs, 10)
         self.depth_behind_tick: dict[int, float] = {}  # tick stamp (ns) -> exposure stamp of its depth frame
         self.targets_stamp_ns = 0
         # The policy node keeps every announcement (depth 10, transient local, reliable): match it.
-        self.node.create_subscription(String, "/policy/bundle", self._on_bundle, history)
+        self.node.create_subscription(BundleInfo, "/policy/bundle", self._on_bundle, history)
         # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
         newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest, raw=True)
@@ -183,7 +185,7 @@ class Supervisor:
             ("estop", None),
         ):
             self.node.create_service(Trigger, f"/supervisor/{name}", self._request_handler(request, name))
-        self._JointState, self._Imu, self._String = JointState, Imu, String
+        self._JointState, self._Imu = JointState, Imu
 
         self.pending: list[tuple[Request, str]] = []
         self.estop_pending = False
@@ -216,7 +218,7 @@ class Supervisor:
         self.cpu = CpuMeter()
         self._robot_state_period_s = 1.0 / s.robot_state_hz
         self._robot_state_published_t: float | None = None
-        self._publish_state()
+        self._publish_state("start", self._now())
         sim_time = bool(self.node.get_parameter("use_sim_time").value)
         self.on_sim_time = sim_time
         self.lowstate_waits = 0  # sim-time ticks that waited for their lowstate (and found it)
@@ -272,20 +274,16 @@ class Supervisor:
         self.targets_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
     def _on_tick_inputs(self, msg) -> None:
-        label = msg.layout.dim[0].label if msg.layout.dim else ""
-        try:
-            inputs = decode_tick_inputs(label, msg.data)
-        except ValueError:
-            return  # not ours to judge: the targets alone drive the robot
-        if inputs.depth_stamp_s is None:
+        if not msg.has_depth_frame:
             return
-        self.depth_behind_tick[inputs.stamp_ns] = inputs.depth_stamp_s
+        tick_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.depth_behind_tick[tick_ns] = _stamp_s(msg.depth_frame_stamp)
         while len(self.depth_behind_tick) > TICKS_REMEMBERED:
             del self.depth_behind_tick[next(iter(self.depth_behind_tick))]
 
     def _on_bundle(self, msg) -> None:
         try:
-            gains = BundleGains.from_announcement(msg.data, self.spec.num_joints)
+            gains = bundle_gains_from_message(msg, self.spec)
         except ValueError as e:
             self.announcements_rejected += 1
             self.log.error(f"/policy/bundle announcement refused: {e}")
@@ -420,8 +418,8 @@ class Supervisor:
         self.tick_compute.append(time.perf_counter() - taken)
         for record in records:
             self.log.info(f"{record.from_mode.value} -> {record.to_mode.value}: {record.reason}")
-            self._publish_state()
-            self.transition_pub.publish(self._String(data=json.dumps(record.to_dict())))
+            self._publish_state(record.reason, record.t)
+            self.transition_pub.publish(transition_message(record))
         if self._robot_state_published_t is None or now - self._robot_state_published_t >= self._robot_state_period_s:
             self._robot_state_published_t = now
             self._publish_robot_state(view)
@@ -454,8 +452,8 @@ class Supervisor:
         self.commands_written += 1
 
     # ------------------------------------------------------------------ outputs
-    def _publish_state(self) -> None:
-        self.state_pub.publish(self._String(data=self.core.mode.value))
+    def _publish_state(self, reason: str, t_s: float) -> None:
+        self.state_pub.publish(state_message(self.core.mode, reason, t_s))
 
     def _publish_robot_state(self, view: LowStateView) -> None:
         stamp = self.node.get_clock().now().to_msg()

@@ -16,7 +16,6 @@ topics the robot does not have (:class:`MujocoBridge`).
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections import deque
@@ -32,6 +31,7 @@ from parkour_core.nodeargs import parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import init_rclpy
+from parkour_core.stamps import stamp_parts
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
 from parkour_core.tick_grid import TickGrid
@@ -54,16 +54,6 @@ CLOCK_RESEND_WALL_S = 0.05
 LONG_POLICY_WAIT_S = 0.1  # a hold for the policy this long (wall): reported one by one in bridge.json
 LONG_LOWCMD_GAP_S = 0.02  # four supervisor periods: reported one by one in bridge.json
 LOCKSTEP_CATCH_UP_S = 0.05  # how far behind wall time a lockstep run steps back to back to catch up
-
-
-def stamp_parts(t_s: float) -> tuple[int, int]:
-    """Seconds -> (sec, nanosec) of a ROS time, carrying a rounded-up nanosecond part into sec.
-
-    Sim time accumulates steps in floating point (2.9999999999997 for 3.0): rounding the fraction
-    alone gives 1e9 ns, and dropping that to 0 would stamp the message a whole second early.
-    """
-    sec, nanosec = divmod(round(t_s * 1e9), 1_000_000_000)
-    return int(sec), int(nanosec)
 
 
 def fill_image(msg, image: np.ndarray, stamp_s: float, frame_id: str = DEPTH_FRAME_ID):
@@ -99,8 +89,9 @@ class MujocoBridge:
 
     Ground truth for bags and reports (not for the stack: the robot has no such topics):
     ``/sim/base_pose`` (geometry_msgs/PoseStamped, world frame, 50 Hz) and ``/sim/band`` (latched
-    std_msgs/String, JSON {"state": "hanging"|"released", "t"}), which a closed-loop replay of the
-    bag re-creates (``parkour bag replay --sim``); ``trajectory.npz``, the qpos parkour_sim.render draws.
+    parkour_interfaces/BandState: released or not, stamped with the sim time of the change), which a
+    closed-loop replay of the bag re-creates (``parkour bag replay --sim``); ``trajectory.npz``, the
+    qpos parkour_sim.render draws.
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
@@ -110,8 +101,9 @@ class MujocoBridge:
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import Image, JointState, Joy
-        from std_msgs.msg import String
         from std_srvs.srv import Trigger
+
+        from parkour_interfaces.msg import BandState
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -135,9 +127,9 @@ class MujocoBridge:
         self._pose_msg = PoseStamped()
         self._pose_msg.header.frame_id = "world"
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._band_pub = self.node.create_publisher(String, "/sim/band", latched)
-        self._String = String
-        self._band_pub.publish(String(data=json.dumps({"state": "hanging", "t": round(self.sim.time, 4)})))
+        self._band_pub = self.node.create_publisher(BandState, "/sim/band", latched)
+        self._BandState = BandState
+        self._publish_band(released=False)
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
         self.node.create_subscription(JointState, TARGETS_TOPIC, self._on_targets, 10)
@@ -255,6 +247,11 @@ class MujocoBridge:
             return response
 
         return handle
+
+    def _publish_band(self, released: bool) -> None:
+        msg = self._BandState(released=released)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(self.sim.time)
+        self._band_pub.publish(msg)
 
     def _on_release_band(self, request, response):
         self.band_release_requested.set()
@@ -508,8 +505,7 @@ class MujocoBridge:
                 if self.band_release_requested.is_set() and self.band_released_at_s is None:
                     self.sim.hang(None)
                     self.band_released_at_s = self.sim.time
-                    state = {"state": "released", "t": round(self.sim.time, 4)}
-                    self._band_pub.publish(self._String(data=json.dumps(state)))
+                    self._publish_band(released=True)
                 started = time.perf_counter()
                 self.sim.step()
                 self.physics_step_wall.append(time.perf_counter() - started)

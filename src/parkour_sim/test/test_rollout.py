@@ -6,7 +6,7 @@ import pytest
 
 from parkour_core.bundle import load_bundle
 from parkour_core.bundles import resolve_bundle
-from parkour_core.bundles.holosoma_walk import CONFIG_LISTED_ORDER
+from parkour_core.bundles.importers.holosoma import CONFIG_LISTED_ORDER
 from parkour_sim.rollout import rollout
 
 

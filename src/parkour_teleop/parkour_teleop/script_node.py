@@ -39,8 +39,9 @@ class ScriptNode:
         from geometry_msgs.msg import Twist
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import Imu, JointState, Joy
-        from std_msgs.msg import String
         from std_srvs.srv import Trigger
+
+        from parkour_interfaces.msg import SupervisorState
 
         self.run_dir = run_dir
         self.script = Script(cfg.script_steps())
@@ -63,7 +64,7 @@ class ScriptNode:
         self.node.create_subscription(Imu, "/robot/imu", self._on_imu, 10)
         self.supervisor_mode = ""
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
+        self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_mode, latched)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
         self.last_joy_t: float | None = None  # when the last /teleop/joy went out (this node's clock)
@@ -74,7 +75,7 @@ class ScriptNode:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     def _on_mode(self, msg) -> None:
-        self.supervisor_mode = msg.data
+        self.supervisor_mode = msg.mode
 
     def _on_joints(self, _msg) -> None:
         # Under sim time the clock reads 0 until the first /clock arrives: starting then would make the

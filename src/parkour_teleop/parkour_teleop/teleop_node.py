@@ -58,8 +58,9 @@ class TeleopNode:
         from geometry_msgs.msg import Twist
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import Joy
-        from std_msgs.msg import String
         from std_srvs.srv import Trigger
+
+        from parkour_interfaces.msg import SupervisorState
 
         if source not in SOURCES:
             raise ValueError(f"teleop source {source!r} is not one of {list(SOURCES)}")
@@ -88,7 +89,7 @@ class TeleopNode:
         if cfg.mode == "sim":
             self.band_client = self.node.create_client(Trigger, "/sim/release_band")
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.node.create_subscription(String, "/supervisor/state", self._on_mode, latched)
+            self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_mode, latched)
         self.band_released = False
         self.was_lost = False
         self.requests: list[dict] = []
@@ -130,7 +131,7 @@ class TeleopNode:
 
     def _on_mode(self, msg) -> None:
         band = self.band_client
-        if msg.data == "STAND" and not self.band_released and band is not None and band.service_is_ready():
+        if msg.mode == msg.STAND and not self.band_released and band is not None and band.service_is_ready():
             band.call_async(self._Trigger.Request())
             self.band_released = True
             self.log.info("STAND reached: elastic band released")

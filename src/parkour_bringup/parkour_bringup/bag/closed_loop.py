@@ -15,7 +15,6 @@ model swap (the replay runs the bag's configured bundle throughout).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from parkour_bringup.bag import messages
 from parkour_bringup.bag.reader import BagError, StackBag
 from parkour_bringup.bag.topics import (
     BAND_TOPIC,
@@ -111,10 +111,9 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
         end_t = max(end_t, log_t)
         if m.topic == TRANSITION_TOPIC:
             try:
-                record = json.loads(m.msg.data)
-                transitions.append({k: record[k] for k in ("t", "from", "to", "reason")})
-            except (ValueError, KeyError, TypeError):
-                raise BagError(f"{bag.path}: a {TRANSITION_TOPIC} message is not the supervisor's JSON") from None
+                transitions.append(messages.transition(m))
+            except ValueError as e:
+                raise BagError(f"{bag.path}: {e}") from None
         elif m.topic in (CMD_VEL_TOPIC, TELEOP_CMD_VEL_TOPIC):
             source = TELEOP if m.topic == TELEOP_CMD_VEL_TOPIC else AUTONOMY
             mux.put(source, (m.msg.linear.x, m.msg.linear.y, m.msg.angular.z), log_t)
@@ -131,11 +130,11 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
             joy.append(log_t)
         elif m.topic == BAND_TOPIC:
             try:
-                band = json.loads(m.msg.data)
+                released, t = messages.band(m)
             except ValueError:
-                continue
-            if band.get("state") == "released":
-                band_released_t = float(band["t"])
+                continue  # ground truth the replay can do without: the band is then never released
+            if released:
+                band_released_t = t
     # The latched history arrives in one burst when the recorder subscribes: order by the supervisor's t.
     unique = {(r["t"], r["from"], r["to"]): r for r in transitions}
     notes = []

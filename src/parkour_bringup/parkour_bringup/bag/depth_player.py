@@ -21,6 +21,7 @@ from parkour_bringup.bag.topics import DEPTH_TOPIC, TRANSITION_TOPIC, stamp_s
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.ros_process import init_rclpy, spin_node
 from parkour_core.stats import write_json
+from parkour_safety.messages import transition_from_message
 
 TIMER_HZ = 200.0  # release resolution in sim time; frames come at 30 Hz
 
@@ -44,8 +45,8 @@ class DepthPlayer:
         import rclpy
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image
-        from std_msgs.msg import String
 
+        from parkour_interfaces.msg import SupervisorTransition
         from parkour_sim.bridge_node import fill_image
 
         self._fill_image = fill_image
@@ -64,12 +65,12 @@ class DepthPlayer:
             Image, DEPTH_TOPIC, QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
         )
         history = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.node.create_subscription(String, TRANSITION_TOPIC, self._on_transition, history)
+        self.node.create_subscription(SupervisorTransition, TRANSITION_TOPIC, self._on_transition, history)
         self.replayed: list[dict] = []
         self.node.create_timer(1.0 / TIMER_HZ, self._tick)
 
     def _on_transition(self, msg) -> None:
-        record = json.loads(msg.data)
+        record = transition_from_message(msg)
         if (record["t"], record["from"], record["to"]) in {(r["t"], r["from"], r["to"]) for r in self.replayed}:
             return
         self.replayed.append(record)

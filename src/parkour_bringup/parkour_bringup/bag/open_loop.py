@@ -17,13 +17,14 @@ switch); the candidate runs from the first tick on.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from parkour_bringup.bag.messages import bundle as read_bundle
+from parkour_bringup.bag.messages import tick_inputs as read_tick_inputs
 from parkour_bringup.bag.reader import BagError, StackBag
 from parkour_bringup.bag.topics import (
     BUNDLE_TOPIC,
@@ -31,7 +32,6 @@ from parkour_bringup.bag.topics import (
     TARGETS_TOPIC,
     TICK_INPUTS_TOPIC,
     TickInputs,
-    decode_tick_inputs,
     stamp_s,
 )
 from parkour_core.bundle import BundleError, Manifest, as_array, load_bundle, read_manifest
@@ -57,9 +57,8 @@ def _read_recording(bag: StackBag, joint_names: tuple[str, ...]):
     announced: dict[str, str] = {}
     for m in bag.messages([TICK_INPUTS_TOPIC, TARGETS_TOPIC, DEPTH_TOPIC, BUNDLE_TOPIC]):
         if m.topic == TICK_INPUTS_TOPIC:
-            label = m.msg.layout.dim[0].label if m.msg.layout.dim else ""
             try:
-                ticks.append(RecordedTick(decode_tick_inputs(label, m.msg.data)))
+                ticks.append(RecordedTick(read_tick_inputs(m)))
             except ValueError as e:
                 raise BagError(f"{bag.path}: {e}") from None
         elif m.topic == TARGETS_TOPIC:
@@ -75,9 +74,9 @@ def _read_recording(bag: StackBag, joint_names: tuple[str, ...]):
                 depth[stamp_s(m.msg.header.stamp.sec, m.msg.header.stamp.nanosec)] = image
         elif m.topic == BUNDLE_TOPIC:
             try:
-                info = json.loads(m.msg.data)
-                announced[str(info["name"])] = str(info["path"])
-            except (ValueError, KeyError, TypeError):
+                name, path = read_bundle(m)
+                announced[name] = path
+            except ValueError:
                 pass  # not ours to judge here; the recorded targets still name their bundle
     for tick in ticks:
         # Inputs are published just before their targets by the same thread, so the n-th inputs of a

@@ -4,7 +4,9 @@ A bag is a rosbag2 folder (``metadata.yaml`` + storage files). Refused: a path t
 folder, a recording that never closed (no ``metadata.yaml``), a corrupt or truncated storage file
 (said where: after how many messages and how far into the recording), a bag of another robot, and
 missing topics a replay needs. The storage reader's own exception text (a C conversion error, a bad
-CRC) is not the user's business: the line says what is damaged and where.
+CRC) is not the user's business: the line says what is damaged and where. Messages decode with
+ROS 2 Kilted's types and the stack's own (:mod:`parkour_bringup.bag.typestore`); a bag recorded before
+the stack had its own types opens the same way (:mod:`parkour_bringup.bag.messages` reads both kinds).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class BagMessage:
     topic: str
     log_time_ns: int  # receive time when recorded
     msg: Any  # rosbags message dataclass
+    msgtype: str = ""  # its ROS 2 type name: a topic's type changed when the stack got its own messages
 
 
 class StackBag:
@@ -32,7 +35,8 @@ class StackBag:
     def __init__(self, path: Path) -> None:
         import yaml
         from rosbags.rosbag2 import Reader
-        from rosbags.typesys import Stores, get_typestore
+
+        from parkour_bringup.bag.typestore import stack_typestore
 
         self.path = Path(path)
         if not self.path.exists():
@@ -44,7 +48,7 @@ class StackBag:
                 f"{self.path} has no metadata.yaml: the recording did not finish cleanly "
                 "(recorder killed?) or this is not a rosbag2 folder"
             )
-        self._typestore = get_typestore(Stores.ROS2_KILTED)
+        self._typestore = stack_typestore()
         try:
             self._reader = Reader(self.path)
             self._reader.open()
@@ -102,7 +106,7 @@ class StackBag:
                 msg = self._typestore.deserialize_cdr(raw, connection.msgtype)
                 count += 1
                 last = (connection.topic, log_time_ns)
-                yield BagMessage(connection.topic, log_time_ns, msg)
+                yield BagMessage(connection.topic, log_time_ns, msg, connection.msgtype)
         except BagError:
             raise
         except Exception:  # truncated chunk, bad CRC, undecodable record: all one thing to the user

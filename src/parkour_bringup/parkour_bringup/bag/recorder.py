@@ -5,7 +5,8 @@ deserialised; latched topics (``/policy/bundle``, ``/supervisor/*``) are subscri
 to get their last message. The bag's ``custom_data`` holds the robot, the bundle and the SHA-256 of
 its manifest, the git commit and the config that ran. Each message is stamped with its receive
 time on the node clock (sim time under ``use_sim_time``). The bag folder must not exist:
-recording never overwrites. ``metadata.yaml`` is written when the node stops (SIGINT).
+recording never overwrites. ``metadata.yaml`` is written when the node stops (SIGINT). The stack's
+own types are recorded with their definitions (:mod:`parkour_bringup.bag.typestore`).
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ class Recorder:
         import rclpy
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rosbags.rosbag2 import StoragePlugin, Writer
-        from rosbags.typesys import Stores, get_typestore
+
+        from parkour_bringup.bag.typestore import stack_typestore
 
         if bag_dir.exists():
             raise FileExistsError(f"{bag_dir} exists; a recording never overwrites a bag (choose another folder)")
         bag_dir.parent.mkdir(parents=True, exist_ok=True)
         self.bag_dir = bag_dir
-        typestore = get_typestore(Stores.ROS2_KILTED)
+        typestore = stack_typestore()
         self.writer = Writer(bag_dir, version=8, storage_plugin=StoragePlugin.MCAP)
         for key, value in bag_custom_data(cfg, config_path).items():
             self.writer.set_custom_data(key, value)
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         recorder = Recorder(args.config, args.config_path, bag_dir.resolve(), args.ros_args)
-    except FileExistsError as e:
+    except (FileExistsError, FileNotFoundError) as e:  # a bag already there; no stack message definitions
         print(f"recorder: {e}", flush=True)
         return 2
     print(f"recorder: recording {len(RECORDED_TOPICS)} topics into {recorder.bag_dir}", flush=True)

@@ -1,9 +1,11 @@
-"""Write a stack bag without ROS, the way the policy node and the recorder would: for tests and bench/bags.
+"""Write a stack bag without a running graph, the way the policy node and the recorder would: for tests
+and bench/bags.
 
 A runner of a real bundle steps through a made-up but plausible walk (joint states around the
 default pose, a command that changes, a reset, depth frames released every few ticks), and the bag
 gets exactly the messages the graph would have recorded: tick inputs, joint targets, depth images,
-the bundle announcement and joint states.
+the bundle announcement and joint states. ``legacy``: as a stack before its own message types
+recorded them (:mod:`parkour_bringup.bag.legacy`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from parkour_bringup.bag import legacy as legacy_format  # the module; ``legacy`` names the flag below
 from parkour_bringup.bag.topics import (
     BUNDLE_TOPIC,
     DEPTH_TOPIC,
@@ -21,34 +24,45 @@ from parkour_bringup.bag.topics import (
     TARGETS_TOPIC,
     TICK_INPUTS_TOPIC,
     TickInputs,
-    encode_tick_inputs,
 )
+from parkour_bringup.bag.typestore import stack_typestore
+from parkour_control.messages import bundle_info_message, tick_inputs_message
 from parkour_core.bundle import load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.runner import PolicyRunner, RobotState
 
 
 class BagWriter:
-    """A rosbag2 MCAP bag written from rosbags message objects (what the recorder writes from raw bytes)."""
+    """A rosbag2 MCAP bag written from rosbags message objects, or from rclpy messages serialized as the
+    recorder receives them. ``legacy``: the stack's own topics with the types an older stack recorded."""
 
-    def __init__(self, path: Path, custom_data: dict[str, str]) -> None:
+    def __init__(self, path: Path, custom_data: dict[str, str], legacy: bool = False) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
-        from rosbags.typesys import Stores, get_typestore
 
-        self.typestore = get_typestore(Stores.ROS2_KILTED)
+        self.legacy = legacy
+        self.typestore = stack_typestore()
         self.types = self.typestore.types
         self.writer = Writer(path, version=8, storage_plugin=StoragePlugin.MCAP)
         for k, v in custom_data.items():
             self.writer.set_custom_data(k, v)
         self.writer.open()
-        self.connections = {
-            t.topic: self.writer.add_connection(t.topic, t.msgtype, typestore=self.typestore) for t in RECORDED_TOPICS
-        }
         self.msgtypes = {t.topic: t.msgtype for t in RECORDED_TOPICS}
+        if legacy:
+            self.msgtypes |= legacy_format.MSGTYPES
+        self.connections = {
+            topic: self.writer.add_connection(topic, msgtype, typestore=self.typestore)
+            for topic, msgtype in self.msgtypes.items()
+        }
 
     def write(self, topic: str, t_ns: int, msg) -> None:
         raw = self.typestore.serialize_cdr(msg, self.msgtypes[topic])
         self.writer.write(self.connections[topic], t_ns, raw)
+
+    def write_ros(self, topic: str, t_ns: int, msg) -> None:
+        """An rclpy message, serialized by rclpy: the bytes a recorder subscribed to the node would get."""
+        from rclpy.serialization import serialize_message
+
+        self.writer.write(self.connections[topic], t_ns, bytes(serialize_message(msg)))
 
     def close(self) -> None:
         self.writer.close()
@@ -67,11 +81,21 @@ class BagWriter:
             effort=np.zeros(0, dtype=np.float64),
         )
 
-    def tick_inputs(self, inputs: TickInputs):
-        label, data = encode_tick_inputs(inputs)
-        dim = self.types["std_msgs/msg/MultiArrayDimension"](label=label, size=len(data), stride=len(data))
-        layout = self.types["std_msgs/msg/MultiArrayLayout"](dim=[dim], data_offset=0)
-        return self.types["std_msgs/msg/Float64MultiArray"](layout=layout, data=np.asarray(data, dtype=np.float64))
+    def write_tick_inputs(self, t_ns: int, inputs: TickInputs, bundle_name: str) -> None:
+        """A tick's inputs as the policy node publishes them (or as an older one packed them)."""
+        if self.legacy:
+            self.write(TICK_INPUTS_TOPIC, t_ns, legacy_format.packed_tick_inputs_message(self.types, inputs))
+        else:
+            self.write_ros(TICK_INPUTS_TOPIC, t_ns, tick_inputs_message(inputs, bundle_name))
+
+    def write_bundle(self, t_ns: int, bundle) -> None:
+        """A bundle's announcement on /policy/bundle (an older one's JSON holds name, path, kp, kd)."""
+        if self.legacy:
+            m = bundle.manifest
+            announcement = {"name": m.name, "path": str(bundle.path), "kp": list(m.kp), "kd": list(m.kd)}
+            self.write(BUNDLE_TOPIC, t_ns, self.string(json.dumps(announcement)))
+        else:
+            self.write_ros(BUNDLE_TOPIC, t_ns, bundle_info_message(bundle))
 
     def depth_image(self, t_ns: int, image: np.ndarray):
         h, w = image.shape
@@ -86,7 +110,7 @@ class BagWriter:
         )
 
     def string(self, text: str):
-        return self.types["std_msgs/msg/String"](data=text)
+        return legacy_format.string_message(self.types, text)
 
 
 def write_synthetic_bag(
@@ -98,12 +122,13 @@ def write_synthetic_bag(
     seed: int = 0,
     recording_starts_at: int = 0,
     depth_recorded_from: int = 0,
+    legacy: bool = False,
 ) -> Path:
     """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target.
 
     ``recording_starts_at``: the recorder matched the policy late; earlier ticks and frames ran but are not
     in the bag. ``depth_recorded_from``: the recorder matched the camera later than the policy; frames
-    released before that tick are not in the bag.
+    released before that tick are not in the bag. ``legacy``: the types an older stack recorded.
     """
     loaded = load_bundle(resolve_bundle(bundle))
     m = loaded.manifest
@@ -112,9 +137,8 @@ def write_synthetic_bag(
     n = len(m.joint_names)
     default_q = np.asarray(m.default_joint_pos)
     custom = {"robot": robot, "mode": "sim", "bundle": m.name, "bundle_path": str(loaded.path), "git_commit": "test"}
-    writer = BagWriter(path, custom)
-    announcement = {"name": m.name, "path": str(loaded.path), "kp": list(m.kp), "kd": list(m.kd)}
-    writer.write(BUNDLE_TOPIC, 0, writer.string(json.dumps(announcement)))
+    writer = BagWriter(path, custom, legacy=legacy)
+    writer.write_bundle(0, loaded)
     period_ns = round(1e9 / m.policy_hz)
     depth_shape = (m.depth.spec.height, m.depth.spec.width) if m.depth is not None else (58, 87)
     depth_stamp: float | None = None
@@ -147,7 +171,7 @@ def write_synthetic_bag(
             JOINT_STATES_TOPIC, t_ns - 2_000_000, writer.joint_state(t_ns - 2_000_000, "", m.joint_names, q, dq)
         )
         inputs = TickInputs(t_ns // 1_000_000_000, t_ns % 1_000_000_000, reset, depth_stamp, command, quat, gyro, q, dq)
-        writer.write(TICK_INPUTS_TOPIC, t_ns, writer.tick_inputs(inputs))
+        writer.write_tick_inputs(t_ns, inputs, m.name)
         writer.write(TARGETS_TOPIC, t_ns, writer.joint_state(t_ns, m.name, m.joint_names, targets))
     writer.close()
     return path

@@ -1,10 +1,12 @@
-"""Model bundles: `parkour model verify|inspect <bundle>` and `parkour model swap <bundle>`.
+"""Model bundles: `parkour model verify|inspect|swap <bundle>` and `parkour model import FORMAT SRC`.
 
 verify and inspect load the bundle the way the policy node does (hashes, contract, ONNX I/O,
 a warm-up with finite outputs) and exit non-zero with the reason when it must not run; ``--robot``
 checks it against the robot it is meant for, as the policy node on that robot would. swap
 asks the running policy node to change models (the same call as
 `ros2 param set /policy_node bundle <bundle>`) and prints its answer once it has switched.
+import writes a bundle from another trainer's export (parkour_core.bundles.importers), or
+refuses it with the mismatch and writes nothing.
 """
 
 from __future__ import annotations
@@ -14,23 +16,31 @@ import json
 import os
 from typing import Any
 
-from parkour_core.bundle import Bundle
+from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import verify_bundle
+from parkour_core.bundles.importers import add_arguments as add_import_arguments
+from parkour_core.bundles.importers import import_bundle
 from parkour_core.robots import ROBOTS, get_robot
 from parkour_core.runner import PolicyRunner
 
-HELP = "verify, inspect or swap a model bundle"
+HELP = "verify, inspect, swap or import a model bundle"
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=("verify", "inspect", "swap"))
-    p.add_argument("bundle", help="bundle folder or registered name")
-    p.add_argument(
-        "--robot", choices=sorted(ROBOTS), default=None,
-        help="verify/inspect: the robot it must run on (default: the one its manifest names)",
-    )  # fmt: skip
-    p.add_argument("--ros-domain-id", type=int, default=None, help="swap: the graph's ROS_DOMAIN_ID")
-    p.add_argument("--timeout", type=float, default=30.0, help="swap: seconds to wait for the switch")
+    actions = p.add_subparsers(dest="action", required=True)
+    for action, text in (("verify", "load and run it as the policy node would"), ("inspect", "print its contract")):
+        sub = actions.add_parser(action, help=text)
+        sub.add_argument("bundle", help="bundle folder or registered name")
+        sub.add_argument(
+            "--robot", choices=sorted(ROBOTS), default=None,
+            help="the robot it must run on (default: the one its manifest names)",
+        )  # fmt: skip
+    sub = actions.add_parser("swap", help="switch the running policy node to it")
+    sub.add_argument("bundle", help="bundle folder or registered name")
+    sub.add_argument("--ros-domain-id", type=int, default=None, help="the graph's ROS_DOMAIN_ID")
+    sub.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the switch")
+    sub = actions.add_parser("import", help="a bundle from another trainer's export (docs/byop.md)")
+    add_import_arguments(sub)
 
 
 def _io(session: Any) -> dict[str, Any]:
@@ -85,6 +95,15 @@ def swap(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "swap":
         return swap(args)
+    if args.action == "import":
+        out = import_bundle(args.format, args.src, args.out, args.spec, args.name)
+        m = load_bundle(out).manifest
+        record = m.provenance["import"]
+        print(
+            f"parkour model import: wrote bundle {m.name} to {out}: {len(record['verified'])} checks verified, "
+            f"{len(record['assumed'])} assumptions (`parkour model inspect {out}` lists them)"
+        )
+        return 0
     bundle, runner = verify_bundle(args.bundle, get_robot(args.robot) if args.robot else None)
     m = bundle.manifest
     if args.action == "verify":
@@ -93,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
             f"bundle {m.name} OK: {kind} for {m.robot}, {len(m.joint_names)} joints, obs {m.obs_size}, "
             f"{len(m.files)} files verified, warm-up outputs finite"
         )
+        record = m.provenance.get("import")
+        if record:
+            print(
+                f"imported from {record['format']}: {len(record['verified'])} checks verified, "
+                f"{len(record['assumed'])} assumptions (`parkour model inspect` lists them)"
+            )
         return 0
     print(json.dumps(describe(bundle, runner), indent=2))
     return 0
