@@ -1,6 +1,7 @@
 """Real Unitree G1: safety supervisor + policy + RealSense depth + teleop. Dry-run unless live:=true.
 
     ros2 launch launch/robot_g1.launch.py [config:=/path/to/g1_robot.yaml] [domain:=0] [iface:=eth0] [live:=true]
+        [namespace:=robot1]
 
 Only the safety supervisor writes rt/lowcmd, and only with --live.
 """
@@ -13,20 +14,24 @@ from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from parkour_core.interfaces import nodes
+
 # Read by tests/test_launch_files.py with `ast`: keep these literal.
-NODES = [
-    ("parkour_safety", "supervisor_node"),
-    ("parkour_control", "policy_node"),
-    ("parkour_perception", "depth_node"),
-    ("parkour_teleop", "teleop_node"),
-]
 CONFIG_FILES = ["g1_robot.yaml"]
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config")
 
 
 def _node(package: str, executable: str, arguments: list, **kwargs) -> Node:
-    return Node(package=package, executable=executable, name=executable, output="screen", arguments=arguments, **kwargs)
+    return Node(
+        package=package,
+        executable=executable,
+        name=executable,
+        namespace=LaunchConfiguration("namespace"),
+        output="screen",
+        arguments=arguments,
+        **kwargs,
+    )
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -51,8 +56,10 @@ def generate_launch_description() -> LaunchDescription:
             choices=["true", "false"],
             description="true: the supervisor writes rt/lowcmd (moves the robot); false: dry run",
         ),
+        DeclareLaunchArgument("namespace", default_value="", description="ROS namespace (empty: the root)"),
     ]
-    for package, executable in NODES:
+    for node in nodes("robot"):
+        package, executable = node.package, node.executable
         # `--live` is passed only when live:=true (one of the two variants starts).
         actions.append(_node(package, executable, [*args, "--live"], condition=IfCondition(live)))
         actions.append(_node(package, executable, args, condition=UnlessCondition(live)))

@@ -1,6 +1,7 @@
 """Real Unitree H1: safety supervisor + RealSense depth + teleop (+ policy). Dry-run unless live:=true.
 
     ros2 launch launch/robot_h1.launch.py [config:=h1_robot.yaml] [domain:=0] [iface:=eth0] [live:=true] [policy:=true]
+        [namespace:=robot1]
 
 Only the safety supervisor writes rt/lowcmd (unitree_go LowCmd_, the H1's 20 motor slots), and only
 with live:=true. No trained H1 policy exists yet, so policy_node starts only with policy:=true, once
@@ -16,13 +17,9 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PythonExpression
 from launch_ros.actions import Node
 
+from parkour_core.interfaces import nodes
+
 # Read by tests/test_launch_files.py with `ast`: keep these literal.
-NODES = [
-    ("parkour_safety", "supervisor_node"),
-    ("parkour_control", "policy_node"),
-    ("parkour_perception", "depth_node"),
-    ("parkour_teleop", "teleop_node"),
-]
 OPTIONAL_NODES = ["policy_node"]  # started only with policy:=true
 CONFIG_FILES = ["h1_robot.yaml"]
 
@@ -30,7 +27,15 @@ CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "con
 
 
 def _node(package: str, executable: str, arguments: list, **kwargs) -> Node:
-    return Node(package=package, executable=executable, name=executable, output="screen", arguments=arguments, **kwargs)
+    return Node(
+        package=package,
+        executable=executable,
+        name=executable,
+        namespace=LaunchConfiguration("namespace"),
+        output="screen",
+        arguments=arguments,
+        **kwargs,
+    )
 
 
 def _when(live_value: str, executable: str, live: LaunchConfiguration, policy: LaunchConfiguration) -> IfCondition:
@@ -64,6 +69,7 @@ def generate_launch_description() -> LaunchDescription:
             choices=["true", "false"],
             description="true: the supervisor writes rt/lowcmd (moves the robot); false: dry run",
         ),
+        DeclareLaunchArgument("namespace", default_value="", description="ROS namespace (empty: the root)"),
         DeclareLaunchArgument(
             "policy",
             default_value="false",
@@ -71,7 +77,8 @@ def generate_launch_description() -> LaunchDescription:
             description="true: start policy_node (policy.bundle must name a bundle trained for the h1)",
         ),
     ]
-    for package, executable in NODES:
+    for node in nodes("robot"):
+        package, executable = node.package, node.executable
         # `--live` is passed only when live:=true (one of the two variants starts).
         actions.append(_node(package, executable, [*args, "--live"], condition=_when("true", executable, live, policy)))
         actions.append(_node(package, executable, args, condition=_when("false", executable, live, policy)))

@@ -1,6 +1,10 @@
 """Simulated G1: MuJoCo bridge (Unitree DDS) + safety supervisor + policy + scripted teleop.
 
-ros2 launch launch/sim.launch.py [config:=/path/to/g1_sim.yaml]
+ros2 launch launch/sim.launch.py [config:=/path/to/g1_sim.yaml] [namespace:=robot1]
+
+The nodes are the sim graph's of parkour_core.interfaces, the list `parkour sim` starts. Under a
+namespace every topic and the simulator's clock are the namespace's; a second simulated robot in
+the same ROS domain takes a namespace of its own and a dds.domain of its own.
 """
 
 import os
@@ -10,13 +14,9 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-# Read by tests/test_launch_files.py with `ast`: keep these literal.
-NODES = [
-    ("parkour_sim", "mujoco_bridge"),
-    ("parkour_safety", "supervisor_node"),
-    ("parkour_control", "policy_node"),
-    ("parkour_teleop", "script_node"),
-]
+from parkour_core.interfaces import CLOCK_REMAP, nodes
+
+# Read by tests/test_launch_files.py with `ast`: keep it literal.
 CONFIG_FILES = ["g1_sim.yaml"]
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config")
@@ -29,17 +29,20 @@ def generate_launch_description() -> LaunchDescription:
             "config",
             default_value=os.path.normpath(os.path.join(CONFIG_DIR, CONFIG_FILES[0])),
             description="stack configuration (YAML)",
-        )
+        ),
+        DeclareLaunchArgument("namespace", default_value="", description="ROS namespace (empty: the root)"),
     ]
-    for package, executable in NODES:
+    for node in nodes("sim"):
         actions.append(
             Node(
-                package=package,
-                executable=executable,
-                name=executable,
+                package=node.package,
+                executable=node.executable,
+                name=node.executable,
+                namespace=LaunchConfiguration("namespace"),
                 output="screen",
                 arguments=["--config", config],
                 parameters=[{"use_sim_time": True}],
+                remappings=[CLOCK_REMAP],
             )
         )
     return LaunchDescription(actions)

@@ -1,14 +1,20 @@
-"""Static checks of launch/*.launch.py and the src/ package layout (launch_ros is not importable here)."""
+"""Checks of launch/*.launch.py (run against stand-ins for launch and launch_ros, which are not
+importable here), of the node list they and the bringup share, and of the src/ package layout."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import re
+import sys
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from parkour_core.interfaces import NODES, nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -39,17 +45,69 @@ def test_launch_files_exist() -> None:
     assert {"sim.launch.py", "robot_g1.launch.py"} <= names
 
 
+@pytest.mark.parametrize("spec", [n for n in NODES if n.modes], ids=lambda n: n.key)
+def test_the_graphs_nodes_are_console_scripts_named_as_their_ros_nodes(spec) -> None:
+    assert spec.executable in console_scripts(spec.package), (
+        f"src/{spec.package}/setup.py declares no console_scripts entry {spec.executable!r}"
+    )
+    source = ROOT / "src" / spec.package / (spec.module.replace(".", "/") + ".py")
+    assert re.search(rf"""(create_node|_wall_clock_node)\(\s*"{spec.executable}\"""", source.read_text()), (
+        f"{source.relative_to(ROOT)} creates no ROS node named {spec.executable!r}"
+    )
+
+
+class _Fake:
+    """What a launch or launch_ros class was called with (launch_ros is not importable here)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.args, self.kwargs = args, kwargs
+
+
+def launch_nodes(launch_file: Path, monkeypatch) -> list[dict[str, object]]:
+    """The keyword arguments of every launch_ros Node the launch file's description holds."""
+    modules = {name: types.ModuleType(name) for name in
+               ("launch", "launch.actions", "launch.conditions", "launch.substitutions", "launch_ros",
+                "launch_ros.actions")}  # fmt: skip
+    modules["launch"].LaunchDescription = lambda actions: list(actions)
+    modules["launch.actions"].DeclareLaunchArgument = _Fake
+    for name in ("IfCondition", "UnlessCondition"):
+        setattr(modules["launch.conditions"], name, _Fake)
+    for name in ("LaunchConfiguration", "PythonExpression"):
+        setattr(modules["launch.substitutions"], name, _Fake)
+    node_type = type("Node", (_Fake,), {})
+    modules["launch_ros.actions"].Node = node_type
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    spec = importlib.util.spec_from_file_location(launch_file.stem.replace(".", "_"), launch_file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [a.kwargs for a in module.generate_launch_description() if isinstance(a, node_type)]
+
+
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES, ids=lambda p: p.name)
-def test_launch_nodes_are_console_scripts(launch_file: Path) -> None:
-    values = module_literals(launch_file)
-    nodes = values.get("NODES")
-    assert isinstance(nodes, list) and nodes, f"{launch_file.name}: no literal NODES list"
-    for entry in nodes:
-        package, executable = entry
-        assert (ROOT / "src" / package).is_dir(), f"{launch_file.name}: no package src/{package}"
-        assert executable in console_scripts(package), (
-            f"{launch_file.name}: {package}/setup.py declares no console_scripts entry {executable!r}"
-        )
+def test_launch_files_start_the_node_list_of_parkour_core_interfaces(launch_file: Path, monkeypatch) -> None:
+    """The node list is written once: a launch file starts the nodes of its graph's mode, read from
+    parkour_core.interfaces, each under the namespace argument, and names no package itself."""
+    mode = "sim" if launch_file.name.startswith("sim") else "robot"
+    started = launch_nodes(launch_file, monkeypatch)
+    assert {(n["package"], n["executable"]) for n in started} == {(s.package, s.executable) for s in nodes(mode)}
+    assert all(n["name"] == n["executable"] and "namespace" in n for n in started)
+    text = launch_file.read_text()
+    assert "NODES" not in module_literals(launch_file), f"{launch_file.name}: a node list of its own"
+    for package in {s.package for s in NODES}:
+        assert f'"{package}"' not in text, f"{launch_file.name} names {package} itself"
+
+
+def test_the_bringup_starts_the_node_list_of_parkour_core_interfaces() -> None:
+    from parkour_bringup import graph
+
+    assert (*graph.SIM_NODES, "bridge") == tuple(n.key for n in nodes("sim"))
+    assert tuple(n.key for n in nodes("robot")) == graph.ROBOT_NODES
+    assert {n.key: n.module for n in NODES} == graph.MODULES
+    for path in (ROOT / "src" / "parkour_bringup" / "parkour_bringup").rglob("*.py"):
+        for spec in NODES:
+            assert f'"{spec.module}"' not in path.read_text(), f"{path.relative_to(ROOT)} names {spec.module} itself"
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES, ids=lambda p: p.name)

@@ -35,6 +35,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from parkour_core.interfaces import nodes  # noqa: E402
 from parkour_core.provenance import command_line, provenance  # noqa: E402
 from parkour_core.stats import write_json  # noqa: E402
 
@@ -42,10 +43,7 @@ BUNDLE = "g1_walk_depth_gated"
 PACKAGES = ("parkour_core", "parkour_perception", "parkour_sim", "parkour_safety", "parkour_control",
             "parkour_teleop", "parkour_bringup")  # fmt: skip
 GENERATED_BUNDLES = ("g1_walk", "g1_walk_depth_gated")
-NODE_MODULES = {
-    "parkour_sim.bridge_node": "bridge", "parkour_safety.supervisor_node": "supervisor",
-    "parkour_control.policy_node": "policy", "parkour_teleop.script_node": "script",
-}  # fmt: skip
+NODE_MODULES = {n.module: n.key for n in nodes("sim")}
 # the graph's budget, on 2 cores with the camera on and no other load
 BUDGET = {"sim_real_time_factor_min": 1.0, "policy_period_wall_p99_ms_max": 25.0, "total_cores_max": 1.2}
 

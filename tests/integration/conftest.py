@@ -1,5 +1,4 @@
 import os
-import random
 import subprocess
 import sys
 import time
@@ -7,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from parkour_core.domains import claim_domains
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,11 +24,17 @@ def graph_env(ros_domain_id: int) -> dict[str, str]:
     return env
 
 
+def claim_test_domains():
+    """A test graph's Unitree DDS domain and ROS domain, claimed: no other graph on this machine uses them,
+    not another test's, not a `parkour sim` a developer runs meanwhile (parkour_core.domains)."""
+    return claim_domains()
+
+
 @pytest.fixture
 def domains():
-    """A Unitree DDS domain and a ROS domain no other test of this run uses."""
-    dds = random.randint(20, 99)
-    return dds, dds + 100
+    """:func:`claim_test_domains`, held until the test ends."""
+    with claim_test_domains() as claim:
+        yield claim.dds, claim.ros
 
 
 def write_config(tmp_path: Path, base: str, **sections) -> Path:

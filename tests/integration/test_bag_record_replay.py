@@ -9,7 +9,6 @@ runner reset dropped) they must diverge: a replay that read zero there would not
 depth or the recurrent state at all (g1_walk_depth_gated's actions ignore both)."""
 
 import json
-import random
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from parkour_bringup.bag.topics import (
     TICK_INPUTS_TOPIC,
     TRANSITION_TOPIC,
 )
+from parkour_core.domains import claim_domains
 from parkour_core.robots import G1
 from parkour_core.safety import Mode
 
@@ -52,8 +52,8 @@ CONTROL_THRESHOLDS = {
 def record_run(tmp_path_factory, bundle: str):
     """A 9 s `parkour sim` run recorded by the recorder node: (bag folder, environment, DDS domain, run)."""
     tmp_path = tmp_path_factory.mktemp(f"recorded_{bundle}")
-    dds_domain = random.randint(20, 99)
-    ros_domain = dds_domain + 100
+    claim = claim_domains()  # held while the run is recorded
+    dds_domain, ros_domain = claim.dds, claim.ros
     env = graph_env(ros_domain)
     config = write_config(tmp_path, "g1_sim.yaml", policy={"bundle": bundle})
     bag_dir = tmp_path / "bag"
@@ -75,6 +75,7 @@ def record_run(tmp_path_factory, bundle: str):
     finally:
         recorder.send_signal(signal.SIGINT)
         recorder.wait(timeout=30)
+        claim.release()
     assert recorder.returncode == 0, recorder_log.read_text()
     assert (bag_dir / "metadata.yaml").is_file() and list(bag_dir.glob("*.mcap"))
     return bag_dir, env, dds_domain, out
@@ -209,7 +210,7 @@ def write_as_an_older_stack_recorded_it(bag_dir, out):
 
 
 def test_a_bag_from_before_the_stack_s_own_types_opens_and_replays_open_and_closed_loop(recorded, tmp_path):
-    bag_dir, env, dds_domain = recorded
+    bag_dir, env, _ = recorded
     old = write_as_an_older_stack_recorded_it(bag_dir, tmp_path / "old_bag")
     info = subprocess.run([sys.executable, "-m", "parkour_bringup.cli", "bag", "info", str(old)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -226,24 +227,25 @@ def test_a_bag_from_before_the_stack_s_own_types_opens_and_replays_open_and_clos
     assert old_run.band_released_t == pytest.approx(typed_run.band_released_t, abs=1e-4)
     np.testing.assert_array_equal(old_run.joints.values, typed_run.joints.values)
     assert plan_replay(old_run).steps == plan_replay(typed_run).steps
-    replayed = _replay_sim(old, tmp_path / "old_sim", env, (dds_domain + 29) % 80 + 20)
+    replayed = _replay_sim(old, tmp_path / "old_sim", env)
     assert replayed["modes"]["same_sequence"], replayed["modes"]
     assert [p["request"] for p in replayed["alignment"]] == ["stand_up", "activate"]
 
 
-def _replay_sim(bag_dir, out, env, domain, *extra):
+def _replay_sim(bag_dir, out, env, *extra):
+    """A closed-loop replay on domains it chooses itself, free ones."""
     cli = [sys.executable, "-m", "parkour_bringup.cli", "bag", "replay", str(bag_dir), "--sim", "--out", str(out)]
-    cli += ["--domain", str(domain), "--ros-domain-id", str(domain + 100), *extra]
+    cli += [*extra]
     proc = subprocess.run(cli, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((out / "divergence.json").read_text())
 
 
 def test_closed_loop_replay_re_drives_the_simulated_robot_like_the_recording(recorded, tmp_path):
-    bag_dir, env, dds_domain = recorded
+    bag_dir, env, _ = recorded
     with open_bag(bag_dir) as bag:
         assert bag.topics.get("/sim/base_pose", 0) > 0 and bag.topics.get("/sim/band", 0) > 0, bag.topics
-    result = _replay_sim(bag_dir, tmp_path / "sim_camera", env, (dds_domain + 7) % 80 + 20)
+    result = _replay_sim(bag_dir, tmp_path / "sim_camera", env)
     assert result["modes"]["same_sequence"], result["modes"]
     assert [p["request"] for p in result["alignment"]] == ["stand_up", "activate"]
     # The script keeps the recorded spacing of the requests (the in_mode waits did not stretch it).
@@ -259,7 +261,7 @@ def test_closed_loop_replay_re_drives_the_simulated_robot_like_the_recording(rec
 
     # The bag's own depth frames instead of the simulated camera: the policy sees what it saw.
     out = tmp_path / "bag_depth"
-    result = _replay_sim(bag_dir, out, env, (dds_domain + 13) % 80 + 20, "--depth-from-bag")
+    result = _replay_sim(bag_dir, out, env, "--depth-from-bag")
     player = json.loads((out / "depth_player.json").read_text())
     assert player["published"] > 100, player
     assert result["depth_source"] == "bag" and result["modes"]["same_sequence"], result["modes"]

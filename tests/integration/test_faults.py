@@ -18,9 +18,10 @@ KEYS = {"fault", "time_to_safe_ms", "expected_reasons", "deadline_ms", "verdict"
 
 
 def test_every_fault_reaches_its_safe_state(tmp_path, domains):
-    _, ros_domain = domains
+    dds_domain, ros_domain = domains
     out = tmp_path / "faults"
-    cmd = [sys.executable, "-m", "parkour_bringup.cli", "faults", "--out", str(out), "--ros-domain-id", str(ros_domain)]
+    cmd = [sys.executable, "-m", "parkour_bringup.cli", "faults", "--out", str(out), "--ros-domain-id", str(ros_domain),
+           "--domain", str(dds_domain)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO, env=graph_env(ros_domain), capture_output=True, text=True, timeout=1800)
     table = (out / "faults.md").read_text() if (out / "faults.md").exists() else ""
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:] + table
@@ -44,14 +45,14 @@ def test_every_fault_reaches_its_safe_state(tmp_path, domains):
 def test_the_suite_fails_when_the_lowstate_timeout_rule_is_removed(tmp_path, domains):
     """The check can fail: without its rule a stalled robot falls and the tilt rule damps it, in DAMP
     as the fault wants but for another reason, and the suite must not accept that."""
-    _, ros_domain = domains
+    dds_domain, ros_domain = domains
     out = tmp_path / "broken"
     env = graph_env(ros_domain)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "bench" / "faults" / "rule_breaker"),
                                                       env.get("PYTHONPATH", "")]))  # fmt: skip
     env["PARKOUR_BREAK_RULE"] = "lowstate_timeout_removed"
     cmd = [sys.executable, "-m", "parkour_bringup.cli", "faults", "--only", "lowstate_stall", "--out", str(out),
-           "--ros-domain-id", str(ros_domain)]  # fmt: skip
+           "--ros-domain-id", str(ros_domain), "--domain", str(dds_domain)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0, proc.stdout[-3000:]
     (result,) = json.loads((out / "faults.json").read_text())["faults"]

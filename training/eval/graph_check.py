@@ -9,7 +9,6 @@ activation goes through the same verdict. This checks that the in-process number
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ ACTIVATE_AFTER_S = 3.0  # script time: stand-up (2 s) and settling on the ground
 
 def graph_trial(config: Path, bundle: str, p: Protocol, instance: Instance, run_dir: Path) -> dict[str, Any]:
     from parkour_bringup.graph import run_sim_graph
+    from parkour_core.domains import claim_domains
 
     run_dir.mkdir(parents=True, exist_ok=True)
     scene = run_dir / "scene.yaml"
@@ -32,7 +32,8 @@ def graph_trial(config: Path, bundle: str, p: Protocol, instance: Instance, run_
     horizon = p.horizon_s(instance.speed_mps, instance.start_m, len(instance.boxes), 0.0)
     data.setdefault("bridge", {})["scene"] = str(scene)
     data.setdefault("policy", {})["bundle"] = bundle
-    data.setdefault("dds", {})["domain"] = random.randint(20, 99)
+    domains = claim_domains()  # held while this trial runs
+    data.setdefault("dds", {})["domain"] = domains.dds
     data.setdefault("faults", {})["enabled"] = False
     data["script"] = {
         "steps": [
@@ -46,7 +47,8 @@ def graph_trial(config: Path, bundle: str, p: Protocol, instance: Instance, run_
     data.setdefault("run", {})["duration_s"] = duration
     run_config = run_dir / "config.yaml"
     run_config.write_text(yaml.safe_dump(data, sort_keys=False))
-    run_sim_graph(run_config, run_dir, duration, random.randint(100, 199))
+    run_sim_graph(run_config, run_dir, duration, domains.ros)
+    domains.release()
     bridge = json.loads((run_dir / "bridge.json").read_text())
     supervisor = json.loads((run_dir / "supervisor.json").read_text())
     transitions = supervisor["supervisor_transitions"]

@@ -297,8 +297,11 @@ FAULTS: tuple[Fault, ...] = (
 )
 
 
-def fault_config(fault: Fault, out: Path, bad_bundle: Path | None) -> Path:
+def fault_config(fault: Fault, out: Path, bad_bundle: Path | None, dds_domain: int | None = None) -> Path:
+    """``dds_domain``: the Unitree DDS domain of the run (default g1_sim.yaml's)."""
     data = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    if dds_domain is not None:
+        data["dds"]["domain"] = dds_domain
     data["policy"]["bundle"] = fault.bundle
     data["faults"] = {"enabled": True, **fault.faults}
     steps = list(WALK_STEPS)
@@ -429,11 +432,11 @@ def judge(fault: Fault, run_dir: Path) -> dict[str, Any]:
     return result
 
 
-def run_fault(fault: Fault, out: Path, ros_domain_id: int) -> dict[str, Any]:
+def run_fault(fault: Fault, out: Path, ros_domain_id: int, dds_domain: int | None = None) -> dict[str, Any]:
     run_dir = out / fault.name
     run_dir.mkdir(parents=True, exist_ok=True)
     bad_bundle = nan_when_moving(resolve_bundle("g1_walk"), out / "bundles" / "nan_outputs")
-    config = fault_config(fault, run_dir, bad_bundle if fault.needs_bad_bundle else None)
+    config = fault_config(fault, run_dir, bad_bundle if fault.needs_bad_bundle else None, dds_domain)
     try:
         run_sim_graph(config, run_dir, RUN_S, ros_domain_id, may_exit=fault.may_exit)
     except GraphError as e:

@@ -1,7 +1,8 @@
 """Bring the node graph up as one process per node (two cores: the GIL would serialise threads).
 
-The same executables `ros2 launch` starts on a ROS install; this is the path for machines with
-ROS 2 from PyPI, where launch_ros does not exist.
+The same nodes `ros2 launch` starts on a ROS install (the list in parkour_core.interfaces); this is
+the path for machines with ROS 2 from PyPI, where launch_ros does not exist. A graph runs in the
+root namespace or under one of its own, on its own clock (two simulated robots in one ROS domain).
 """
 
 from __future__ import annotations
@@ -14,21 +15,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from parkour_core import interfaces
 from parkour_core.ros_process import BRINGUP_PID_ENV
 
-SIM_NODES = ("supervisor", "policy", "script")
-ROBOT_NODES = ("supervisor", "policy")
+# The bridge is started last, once the others listen.
+SIM_NODES = tuple(n.key for n in interfaces.nodes("sim") if n.key != "bridge")
+ROBOT_NODES = tuple(n.key for n in interfaces.nodes("robot"))
 SIM_TIME_ARGS = ("--ros-args", "-p", "use_sim_time:=true")
-MODULES = {
-    "bridge": "parkour_sim.bridge_node",
-    "supervisor": "parkour_safety.supervisor_node",
-    "policy": "parkour_control.policy_node",
-    "script": "parkour_teleop.script_node",
-    "teleop": "parkour_teleop.teleop_node",
-    "depth": "parkour_perception.depth_node",
-    "recorder": "parkour_bringup.bag.recorder",
-    "depth_player": "parkour_bringup.bag.depth_player",
-}
+MODULES = {n.key: n.module for n in interfaces.NODES}
+
+
+def ros_args(namespace: str = "/", sim_time: bool = False) -> list[str]:
+    """A node's ``--ros-args``: under ``namespace`` (on its clock), on sim time."""
+    args = [*interfaces.namespace_args(namespace), *(["-p", "use_sim_time:=true"] if sim_time else [])]
+    return ["--ros-args", *args] if args else []
 
 
 class GraphError(RuntimeError):
@@ -186,6 +186,7 @@ def run_sim_graph(
     teleop: str | None = None,
     record: bool = False,
     extra_nodes: tuple[tuple[str, list[str]], ...] = (),
+    namespace: str = "/",
 ) -> dict[str, int]:
     """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
 
@@ -195,9 +196,10 @@ def run_sim_graph(
     ``record``: the bag recorder writes every topic to ``run_dir/bag`` (MCAP, rosbag2 layout); it is
     ready before the bridge starts, so the bag holds the run from its first message.
     ``extra_nodes``: (name in MODULES, arguments) of further sim-time nodes (a replay's depth player).
+    ``namespace``: every node runs under it, the bridge's clock too (``parkour_core.interfaces``).
     """
     env = ros_env(ros_domain_id)
-    sim_time = list(SIM_TIME_ARGS)
+    sim_time = ros_args(namespace, sim_time=True)
     names = SIM_NODES if teleop is None else tuple(n for n in SIM_NODES if n != "script")
     names = tuple(n for n in names if n != "policy" or _has_policy(config))
     nodes = [start_node(name, config, run_dir, env, sim_time) for name in names]
@@ -211,7 +213,7 @@ def run_sim_graph(
     cpu = CpuWatch()
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
-        bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else [])]
+        bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else []), *ros_args(namespace)]
         bridge = start_node("bridge", config, run_dir, env, bridge_args)
         nodes.append(bridge)
         cpu.start(nodes)
@@ -271,19 +273,26 @@ class LogEcho:
 
 
 def run_robot_graph(
-    config: Path, run_dir: Path, live: bool, ros_domain_id: int | None = None, sim_clock: bool = False
+    config: Path,
+    run_dir: Path,
+    live: bool,
+    ros_domain_id: int | None = None,
+    sim_clock: bool = False,
+    namespace: str = "/",
 ) -> dict[str, int]:
     """``sim_clock``: every node follows /clock (a simulator standing in for the robot holds time for them)."""
     from parkour_core.config import load_config
 
     env = ros_env(ros_domain_id)
-    extra = (["--live"] if live else []) + (list(SIM_TIME_ARGS) if sim_clock else [])
+    extra = (["--live"] if live else []) + ros_args(namespace, sim_time=sim_clock)
     cfg = load_config(config)
-    names = [*ROBOT_NODES, *(["depth"] if cfg.camera.enabled else [])]
-    names = [n for n in names if n != "policy" or cfg.policy.bundle]
-    # The operator's gamepad, joy node or remote (the keyboard is for simulation only).
-    if cfg.teleop.source != "keyboard":
-        names.append("teleop")
+    wanted = {
+        "policy": bool(cfg.policy.bundle),
+        "depth": cfg.camera.enabled,
+        # The operator's gamepad, joy node or remote (the keyboard is for simulation only).
+        "teleop": cfg.teleop.source != "keyboard",
+    }
+    names = [n for n in ROBOT_NODES if wanted.get(n, True)]
     nodes = [start_node(name, config, run_dir, env, extra) for name in names]
     echo = LogEcho(nodes)
     cpu = CpuWatch(anchor="supervisor")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -32,6 +31,8 @@ from typing import Any
 import yaml
 
 from parkour_bringup.graph import SIM_TIME_ARGS
+from parkour_core.domains import claim_domains
+from parkour_core.interfaces import node
 from parkour_core.paths import config_dir, repo_root
 
 READY_TIMEOUT_S = 90.0  # parkour robot up (rclpy, DDS, the bundle loaded) on a busy machine
@@ -108,8 +109,9 @@ def run_against_standin(
     hog: bool = False,
 ) -> StandInRun:
     """``steps``: the operator's script (default: g1_sim.yaml's). ``hog``: a process keeps a core busy."""
-    domain = random.randint(20, 99)
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain + 100))
+    domains = claim_domains()  # held while the run lasts
+    domain = domains.dds
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domains.ros))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     py, root = sys.executable, repo_root()
@@ -131,11 +133,11 @@ def run_against_standin(
                 if graph.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"parkour robot did not come up: {robot_log.read_text()[-3000:]}")
                 time.sleep(0.2)
-            script = subprocess.Popen([py, "-m", "parkour_teleop.script_node", "--config", str(standin_cfg),
+            script = subprocess.Popen([py, "-m", node("script").module, "--config", str(standin_cfg),
                                        "--run-dir", str(out / "script"), *(SIM_TIME_ARGS if on_sim_time else ())],
                                       env=env, cwd=root)  # fmt: skip
             procs.append(script)
-            bridge = subprocess.run([py, "-m", "parkour_sim.bridge_node", "--config", str(standin_cfg), "--run-dir",
+            bridge = subprocess.run([py, "-m", node("bridge").module, "--config", str(standin_cfg), "--run-dir",
                                      str(out / "bridge"), "--duration", str(duration_s)], env=env, cwd=root,
                                     capture_output=True, text=True, timeout=duration_s * 4 + 120,
                                     preexec_fn=None if on_sim_time else _ahead_of_the_controller)  # fmt: skip

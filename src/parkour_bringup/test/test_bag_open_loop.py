@@ -32,6 +32,18 @@ def test_the_recorded_bundle_replays_with_zero_divergence(recorded_bag):
     assert len(result["per_joint"]) == 29 and all(v["max"] == 0.0 for v in result["per_joint"].values())
 
 
+def test_a_bag_recorded_under_a_namespace_reads_by_the_root_names_and_replays_alike(tmp_path):
+    """The recorder keeps a namespaced graph's topic names (/robot1/policy/tick_inputs) and the namespace;
+    the readers take it off, so the replay is the same as of a bag from the root namespace."""
+    bag_path = write_synthetic_bag(tmp_path / "robot1", bundle=BUNDLE, ticks=30, namespace="/robot1")
+    with open_bag(bag_path) as bag:
+        stored = [c.topic for c in bag._reader.connections]
+        assert stored and all(t.startswith("/robot1/") for t in stored), stored
+        assert bag.namespace == "/robot1" and bag.topics["/policy/tick_inputs"] == 30, bag.topics
+        result = replay_against_bundle(bag, BUNDLE)
+    assert result["ticks_compared"] == 30 and result["action_divergence"]["max"] == 0.0, result
+
+
 def test_a_different_policy_shows_its_divergence_and_first_tick_over_threshold(tmp_path):
     # Recorded targets 0.05 rad off what the bundle computes: an action change of 0.05 / action_scale.
     bag_path = write_synthetic_bag(tmp_path / "offset", bundle=BUNDLE, ticks=30, target_offset=0.05)

@@ -117,6 +117,12 @@ def test_sim_refuses_a_bundle_that_would_not_load_before_anything_starts(capsys,
     assert line.startswith(f"parkour sim: error: --bundle {broken}: bundle 'g1_walk': file policy.onnx"), line
 
 
+def test_sim_refuses_a_namespace_ros_would_not_take(capsys, tmp_path):
+    line = _sim_refuses(capsys, tmp_path, "--namespace", "robot-1")
+    assert line == ("parkour sim: error: --namespace robot-1: expected names of letters, digits and _ separated "
+                    "by /, e.g. robot1"), line  # fmt: skip
+
+
 def test_sim_names_the_config_key_of_a_bad_bundle_it_did_not_get_as_an_option(capsys, tmp_path):
     import yaml
 

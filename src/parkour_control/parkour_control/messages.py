@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from parkour_core.bundle import Bundle
+from parkour_core.interfaces import TICK_INPUTS
 from parkour_core.stamps import stamp_parts, stamp_seconds
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs
+from parkour_core.tick_inputs import TickInputs
 
 
 def _float64s(values: Any) -> array:
@@ -52,7 +53,7 @@ def tick_inputs_from_message(msg: Any) -> TickInputs:
     q = np.array(msg.position, dtype=np.float64)
     dq = np.array(msg.velocity, dtype=np.float64)
     if q.size == 0 or q.shape != dq.shape:
-        raise ValueError(f"a {TICK_INPUTS_TOPIC} message has {q.size} joint positions and {dq.size} velocities")
+        raise ValueError(f"a {TICK_INPUTS.name} message has {q.size} joint positions and {dq.size} velocities")
     frame = msg.depth_frame_stamp
     c, o, g = msg.command, msg.orientation, msg.angular_velocity
     return TickInputs(

@@ -22,6 +22,7 @@ import numpy as np
 from parkour_control.depth_input import DepthLatencyGate, FrameRate
 from parkour_control.messages import bundle_info_message, tick_inputs_message
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
+from parkour_core import interfaces as topics
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.command_mux import AUTONOMY, TELEOP
@@ -30,15 +31,14 @@ from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node
+from parkour_core.ros_process import PeriodicTick, create_publisher, create_subscription, init_rclpy, spin_node
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs
+from parkour_core.tick_inputs import TickInputs
 from parkour_core.unitree import lowstate_capture_time, message_types
 from parkour_core.unitree_wire import LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
-TICK_HISTORY = 100  # /policy/tick_inputs kept for late acknowledgement (2 s at 50 Hz)
 FRAME_STAMPS_KEPT = 32  # header stamps of the newest depth frames, by their float stamp (the gate holds 8)
 
 
@@ -68,13 +68,8 @@ class PolicyNode:
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import Twist
         from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import Image, JointState
-
-        from parkour_interfaces.msg import BundleInfo, PolicyTickInputs, SupervisorState
+        from sensor_msgs.msg import JointState
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -102,23 +97,16 @@ class PolicyNode:
         self.param_node = _wall_clock_node("policy_node")
         self.node = rclpy.create_node("policy_loop")
         self.log = self.param_node.get_logger()
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.targets_pub = self.node.create_publisher(JointState, "/policy/joint_targets", 10)
-        self.bundle_pub = self.node.create_publisher(
-            BundleInfo,
-            "/policy/bundle",
-            QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE),
-        )
-        self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        # A reliable writer with keep-last history overwrites samples a stalled reader has not
-        # acknowledged yet: 2 s of ticks, so a recorder starved on a busy machine still gets every
-        # tick (a lost tick makes an open-loop replay's recurrent state drift from the recording's).
-        self.tick_inputs_pub = self.node.create_publisher(PolicyTickInputs, TICK_INPUTS_TOPIC, TICK_HISTORY)
+        node = self.node
+        self.targets_pub = create_publisher(node, topics.JOINT_TARGETS)
+        self.bundle_pub = create_publisher(node, topics.BUNDLE)  # latched: every bundle that drove, for late joiners
+        self.diag_pub = create_publisher(node, topics.DIAGNOSTICS)
+        self.tick_inputs_pub = create_publisher(node, topics.TICK_INPUTS)
         self.mux = cfg.command_mux()
         for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
-            self.node.create_subscription(Twist, topic, self._on_cmd_vel(source), 10)
-        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, 10)
-        self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_supervisor_state, latched)
+            create_subscription(node, topics.CMD_VEL, self._on_cmd_vel(source), name=topic)
+        create_subscription(node, topics.DEPTH, self._on_depth, topics.POLICY_DEPTH_QOS)
+        create_subscription(node, topics.SUPERVISOR_STATE, self._on_supervisor_state)
         self._JointState = JointState
 
         self.q: np.ndarray | None = None
@@ -176,7 +164,7 @@ class PolicyNode:
             from std_srvs.srv import Trigger
 
             for name in POLICY_FAULTS:
-                self.node.create_service(Trigger, f"/policy/fault/{name}", self._fault_handler(name))
+                self.node.create_service(Trigger, topics.policy_fault_service(name), self._fault_handler(name))
         sim_time = bool(self.node.get_parameter("use_sim_time").value)
         self.ticker = PeriodicTick(self.node, self.period_s, self.tick, sim_time)
         self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)

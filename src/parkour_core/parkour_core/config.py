@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from parkour_core import interfaces
 from parkour_core.depth import D435_CROP, DepthSpec
 
 
@@ -204,13 +205,15 @@ class CmdVelConfig:
     """Where the policy's (and the fallback gait's) velocity command comes from: the operator over autonomy."""
 
     teleop_topic: str = _bounded(
-        "/cmd_vel/teleop", doc="the operator's commands (teleop_node publishes here only while the stick is used)"
+        interfaces.TELEOP_CMD_VEL.name,
+        doc="the operator's commands (teleop_node publishes here only while the stick is used)",
     )
     teleop_timeout_s: float = _bounded(
         0.3, 0.05, 5.0, doc="no operator command for this long: the autonomy topic drives again"
     )
     autonomy_topic: str = _bounded(
-        "/cmd_vel", doc="a navigation stack, `ros2 topic pub`, the demo script (timeout: policy.command_timeout_s)"
+        interfaces.CMD_VEL.name,
+        doc="a navigation stack, `ros2 topic pub`, the demo script (timeout: policy.command_timeout_s)",
     )
 
 
@@ -325,7 +328,7 @@ class TeleopConfig:
     layout: str = _bounded(
         "xbox", choices=("xbox", "f710", "playstation"), doc="button/axis indices of the pad (joy and gamepad)"
     )
-    joy_topic: str = _bounded("/joy", doc="source joy: the sensor_msgs/Joy topic of the joy node")
+    joy_topic: str = _bounded(interfaces.JOY.name, doc="source joy: the sensor_msgs/Joy topic of the joy node")
     device: str = _bounded("", doc="source gamepad: evdev device path; '' = the first gamepad found")
     rate_hz: float = _bounded(50.0, 10.0, 200.0, doc="/cmd_vel and /teleop/joy publishing rate")
     deadzone: float = _bounded(0.1, 0.0, 0.5, doc="stick travel (fraction) that reads as centred")

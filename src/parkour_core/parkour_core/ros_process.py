@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from parkour_core.interfaces import Qos, Topic
 from parkour_core.tick_grid import TickGrid
 
 SPIN_WAIT_S = 0.1
@@ -122,6 +123,44 @@ def spin_node(node: Any, on_exit: Callable[[], None], executor: Any = None) -> N
         executor.shutdown()
         node.destroy_node()
         shutdown_rclpy()
+
+
+def qos_profile(qos: Qos) -> Any:
+    """rclpy's QoSProfile for a profile of :mod:`parkour_core.interfaces`."""
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=qos.depth,
+        reliability=ReliabilityPolicy.RELIABLE if qos.reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if qos.latched else DurabilityPolicy.VOLATILE,
+    )
+
+
+def message_class(msgtype: str) -> Any:
+    """``sensor_msgs/msg/JointState`` -> the rclpy message class."""
+    import importlib
+
+    package, kind, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+def create_publisher(node: Any, topic: Topic, qos: Qos | None = None, name: str | None = None) -> Any:
+    """A publisher on ``topic``: its relative name (or ``name``, one the config chose), type and QoS (or ``qos``)."""
+    return node.create_publisher(message_class(topic.msgtype), name or topic.name, qos_profile(qos or topic.qos))
+
+
+def create_subscription(
+    node: Any,
+    topic: Topic,
+    callback: Callable[[Any], None],
+    qos: Qos | None = None,
+    raw: bool = False,
+    name: str | None = None,
+) -> Any:
+    """A subscription to ``topic``, as :func:`create_publisher`; ``raw``: the callback gets the serialized bytes."""
+    msg_type = message_class(topic.msgtype)
+    return node.create_subscription(msg_type, name or topic.name, callback, qos_profile(qos or topic.qos), raw=raw)
 
 
 def take_now(subscription: Any) -> Any | None:

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TICK_INPUTS_TOPIC = "/policy/tick_inputs"
-
 
 @dataclass
 class TickInputs:

@@ -29,9 +29,10 @@ import threading
 import time
 from pathlib import Path
 
+from parkour_core import interfaces as topics
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy
+from parkour_core.ros_process import create_publisher, init_rclpy
 from parkour_core.stats import write_json
 from parkour_perception.capture import (
     CaptureLoop,
@@ -43,8 +44,6 @@ from parkour_perception.capture import (
     UnsupportedProfile,
 )
 
-POLICY_TOPIC = "/camera/depth/policy"
-RAW_TOPIC = "/camera/depth/image_raw"
 FRAME_ID = "camera_depth_optical_frame"
 DIAGNOSTICS_PERIOD_S = 1.0
 EXIT_UNSUPPORTED_PROFILE = 2
@@ -69,10 +68,9 @@ class DepthNode:
         init_rclpy(ros_args)
         self.node = rclpy.create_node("depth_node")
         self.log = self.node.get_logger()
-        # Keep-last 1: a consumer only ever wants the newest image.
-        self.policy_pub = self.node.create_publisher(Image, POLICY_TOPIC, 1)
-        self.raw_pub = self.node.create_publisher(Image, RAW_TOPIC, 1) if cfg.camera.publish_raw else None
-        self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.policy_pub = create_publisher(self.node, topics.DEPTH)
+        self.raw_pub = create_publisher(self.node, topics.DEPTH_RAW) if cfg.camera.publish_raw else None
+        self.diag_pub = create_publisher(self.node, topics.DIAGNOSTICS)
         self._Image, self._DiagnosticArray, self._DiagnosticStatus, self._KeyValue = (
             Image,
             DiagnosticArray,

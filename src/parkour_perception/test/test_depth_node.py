@@ -18,8 +18,9 @@ import yaml
 
 from parkour_core.config import load_config
 from parkour_core.depth import preprocess_depth
+from parkour_core.interfaces import DEPTH, DEPTH_RAW, DIAGNOSTICS
 from parkour_perception.capture import StreamRequest
-from parkour_perception.depth_node import FRAME_ID, POLICY_TOPIC, RAW_TOPIC, DepthNode, main
+from parkour_perception.depth_node import FRAME_ID, DepthNode, main
 from parkour_perception.software_camera import SoftwareCameraSource, SoftwareDepthCamera
 
 MD = rs.frame_metadata_value
@@ -58,9 +59,9 @@ def test_node_publishes_the_policy_image_stamped_at_exposure(tmp_path, ros_env, 
     node = DepthNode(cfg, tmp_path / "run", [], source=source)
     probe = rclpy.create_node("depth_probe")
     received: dict[str, list] = {"policy": [], "raw": [], "diagnostics": []}
-    probe.create_subscription(Image, POLICY_TOPIC, received["policy"].append, 10)
-    probe.create_subscription(Image, RAW_TOPIC, received["raw"].append, 10)
-    probe.create_subscription(DiagnosticArray, "/diagnostics", received["diagnostics"].append, 10)
+    probe.create_subscription(Image, DEPTH.name, received["policy"].append, 10)
+    probe.create_subscription(Image, DEPTH_RAW.name, received["raw"].append, 10)
+    probe.create_subscription(DiagnosticArray, DIAGNOSTICS.name, received["diagnostics"].append, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(probe)
     exit_status: list[int] = []

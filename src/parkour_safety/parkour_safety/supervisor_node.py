@@ -21,13 +21,21 @@ from pathlib import Path
 
 import numpy as np
 
+from parkour_core import interfaces as topics
 from parkour_core.bundles import policy_period_s
 from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import PeriodicTick, init_rclpy, spin_node, take_now
+from parkour_core.ros_process import (
+    PeriodicTick,
+    create_publisher,
+    create_subscription,
+    init_rclpy,
+    spin_node,
+    take_now,
+)
 from parkour_core.safety import JointCommand, Mode, Request
 from parkour_core.stats import CpuMeter, Samples, histogram_ms, summary_ms, write_json
 from parkour_core.supervisor_core import (
@@ -40,7 +48,6 @@ from parkour_core.supervisor_core import (
 from parkour_core.supervisor_setup import StartupError, build_core
 from parkour_core.teleop import remote_joy
 from parkour_core.tick_grid import sim_tick_before
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC
 from parkour_core.unitree import LowStateView, lowstate_capture_time, message_types, parse_wireless_remote
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
 from parkour_safety.messages import bundle_gains_from_message, state_message, transition_message
@@ -48,7 +55,6 @@ from parkour_safety.messages import bundle_gains_from_message, state_message, tr
 DIAGNOSTICS_PERIOD_S = 1.0
 NO_LOWSTATE_SAY_S = 5.0  # no rt/lowstate this long after start: say so (and again every as long)
 REMOTE_HZ = 50.0  # /teleop/remote
-TRANSITIONS_KEPT = 100  # /supervisor/transition history a late subscriber receives
 TICKS_REMEMBERED = 50  # policy ticks whose depth frame is remembered (1 s at 50 Hz)
 # On a simulator's clock the simulator holds sim time at each tick and sends that tick's lowstate
 # before its /clock, so a tick that finds none waits this long (wall time, sim time stands) for it.
@@ -112,13 +118,8 @@ class Supervisor:
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, live: bool, ros_args: list[str]) -> None:
         import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import Twist
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import Image, Imu, JointState, Joy
+        from sensor_msgs.msg import Imu, JointState, Joy
         from std_srvs.srv import Trigger
-
-        from parkour_interfaces.msg import BundleInfo, PolicyTickInputs, SupervisorState, SupervisorTransition
 
         self.cfg = cfg
         self.run_dir = run_dir
@@ -147,36 +148,32 @@ class Supervisor:
         init_rclpy(ros_args)
         self.node = rclpy.create_node("supervisor_node")
         self.log = self.node.get_logger()
-        self.joint_pub = self.node.create_publisher(JointState, "/robot/joint_states", 10)
-        self.imu_pub = self.node.create_publisher(Imu, "/robot/imu", 10)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.state_pub = self.node.create_publisher(SupervisorState, "/supervisor/state", latched)
-        history = QoSProfile(
-            depth=TRANSITIONS_KEPT, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
-        self.transition_pub = self.node.create_publisher(SupervisorTransition, "/supervisor/transition", history)
-        self.dry_run_pub = self.node.create_publisher(JointState, "/supervisor/lowcmd_dry_run", 10)
+        node = self.node
+        self.joint_pub = create_publisher(node, topics.JOINT_STATES)
+        self.imu_pub = create_publisher(node, topics.IMU)
+        self.state_pub = create_publisher(node, topics.SUPERVISOR_STATE)
+        self.transition_pub = create_publisher(node, topics.TRANSITION)
+        self.dry_run_pub = create_publisher(node, topics.LOWCMD_DRY_RUN)
         # The Unitree remote for teleop_node's sticks (its chords are read here, from rt/lowstate).
-        self.remote_pub = self.node.create_publisher(Joy, "/teleop/remote", 10)
+        self.remote_pub = create_publisher(node, topics.REMOTE)
         self._remote_published_t: float | None = None
         self._Joy = Joy
-        self.diag_pub = self.node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.diag_pub = create_publisher(node, topics.DIAGNOSTICS)
 
-        self.targets_sub = self.node.create_subscription(JointState, "/policy/joint_targets", self._on_targets, 10)
+        self.targets_sub = create_subscription(node, topics.JOINT_TARGETS, self._on_targets)
         # The policy's per-tick inputs name the depth frame behind each tick's targets: with them the
         # supervisor measures depth exposure -> lowcmd write per command (the stack's end-to-end latency).
-        self.node.create_subscription(PolicyTickInputs, TICK_INPUTS_TOPIC, self._on_tick_inputs, 10)
+        create_subscription(node, topics.TICK_INPUTS, self._on_tick_inputs)
         self.depth_behind_tick: dict[int, float] = {}  # tick stamp (ns) -> exposure stamp of its depth frame
         self.targets_stamp_ns = 0
-        # The policy node keeps every announcement (depth 10, transient local, reliable): match it.
-        self.node.create_subscription(BundleInfo, "/policy/bundle", self._on_bundle, history)
-        # Best effort takes frames from reliable and best-effort cameras alike; only the stamp is read.
-        newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        self.node.create_subscription(Image, "/camera/depth/policy", self._on_depth, newest, raw=True)
+        # Latched: every announcement the policy node kept.
+        create_subscription(node, topics.BUNDLE, self._on_bundle)
+        # Only the stamp of each depth frame is read, from the serialized message.
+        create_subscription(node, topics.DEPTH, self._on_depth, topics.STAMP_ONLY_QOS, raw=True)
         self.mux = cfg.command_mux()
         for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
-            self.node.create_subscription(Twist, topic, self._on_cmd_vel(source), 10)
-        self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
+            create_subscription(node, topics.CMD_VEL, self._on_cmd_vel(source), name=topic)
+        create_subscription(node, topics.TELEOP_JOY, self._on_joy)
         for name, request in (
             ("stand_up", Request.STAND_UP),
             ("activate", Request.ACTIVATE),
@@ -184,7 +181,7 @@ class Supervisor:
             ("damp", Request.DAMP),
             ("estop", None),
         ):
-            self.node.create_service(Trigger, f"/supervisor/{name}", self._request_handler(request, name))
+            self.node.create_service(Trigger, topics.supervisor_service(name), self._request_handler(request, name))
         self._JointState, self._Imu = JointState, Imu
 
         self.pending: list[tuple[Request, str]] = []

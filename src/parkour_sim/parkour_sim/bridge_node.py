@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from parkour_core import interfaces as topics
 from parkour_core.bundles import policy_period_s
 from parkour_core.config import BRIDGE_FAULTS, StackConfig
 from parkour_core.dds import DdsLink
@@ -30,7 +31,7 @@ from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import init_rclpy
+from parkour_core.ros_process import create_publisher, create_subscription, init_rclpy
 from parkour_core.stamps import stamp_parts
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
@@ -48,7 +49,6 @@ TRAJECTORY_HZ = 50.0
 DEPTH_FRAME_ID = "camera_depth_optical_frame"
 DEPTH_FRAMES_FILE = "depth_frames.npz"
 REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
-TARGETS_TOPIC = "/policy/joint_targets"
 POLICY_MATCH_TIMEOUT_WALL_S = 20.0  # DDS discovery of the policy's publisher, on a busy machine
 CLOCK_RESEND_WALL_S = 0.05
 LONG_POLICY_WAIT_S = 0.1  # a hold for the policy this long (wall): reported one by one in bridge.json
@@ -98,9 +98,8 @@ class MujocoBridge:
         import rclpy
         from geometry_msgs.msg import PoseStamped
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import Image, JointState, Joy
+        from sensor_msgs.msg import Image
         from std_srvs.srv import Trigger
 
         from parkour_interfaces.msg import BandState
@@ -120,22 +119,22 @@ class MujocoBridge:
 
         init_rclpy(ros_args)
         self.node = rclpy.create_node("mujoco_bridge")
-        self._clock_pub = self.node.create_publisher(Clock, "/clock", 10)
+        node = self.node
+        self._clock_pub = create_publisher(node, topics.CLOCK)  # in the namespace: each robot's own sim time
         self._clock_msg = Clock()
-        self.node.create_service(Trigger, "/sim/release_band", self._on_release_band)
-        self._pose_pub = self.node.create_publisher(PoseStamped, "/sim/base_pose", 10)
+        self.node.create_service(Trigger, topics.RELEASE_BAND, self._on_release_band)
+        self._pose_pub = create_publisher(node, topics.BASE_POSE)
         self._pose_msg = PoseStamped()
         self._pose_msg.header.frame_id = "world"
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._band_pub = self.node.create_publisher(BandState, "/sim/band", latched)
+        self._band_pub = create_publisher(node, topics.BAND)
         self._BandState = BandState
         self._publish_band(released=False)
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
-        self.node.create_subscription(JointState, TARGETS_TOPIC, self._on_targets, 10)
+        create_subscription(node, topics.JOINT_TARGETS, self._on_targets)
         # The robot's remote is whatever input is active (teleop_node's /teleop/joy): encoded into
         # rt/lowstate's wireless_remote, so the supervisor's remote code runs in simulation too.
-        self.node.create_subscription(Joy, "/teleop/joy", self._on_joy, 10)
+        create_subscription(node, topics.TELEOP_JOY, self._on_joy)
         self.remote_timeout_s = cfg.teleop.command_timeout_s
         self.remote_bytes = REMOTE_RELEASED
         self.remote_sim_s: float | None = None
@@ -163,21 +162,17 @@ class MujocoBridge:
         self.depth_publish_s = Samples()
         if cfg.sim_camera.enabled:
             self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
-            # Reliable with a 1 s queue (20 KB frames): a recorder starved for a moment still gets every
-            # frame; the policy's gate keeps only the newest released one.
-            image_qos = QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
+            # The policy's gate keeps only the newest released frame; the queue is for a recorder.
             self._Image = Image
-            self._depth_pub = self.node.create_publisher(Image, "/camera/depth/policy", image_qos)
+            self._depth_pub = create_publisher(node, topics.DEPTH, topics.SIM_CAMERA_QOS)
             self._raw_pub = (
-                self.node.create_publisher(Image, "/camera/depth/image_raw", image_qos)
-                if cfg.sim_camera.publish_raw
-                else None
+                create_publisher(node, topics.DEPTH_RAW, topics.SIM_CAMERA_QOS) if cfg.sim_camera.publish_raw else None
             )
 
         self.faults = BridgeFaults(cfg.faults)
         if cfg.faults.enabled:
             for name in BRIDGE_FAULTS:
-                self.node.create_service(Trigger, f"/sim/fault/{name}", self._fault_handler(name))
+                self.node.create_service(Trigger, topics.sim_fault_service(name), self._fault_handler(name))
         self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
         self.lowcmd_dropped = 0  # arrived during an injected command gap
         self.lowcmd_violation_times: list[float] = []
@@ -355,13 +350,14 @@ class MujocoBridge:
         b = self.cfg.bridge
         readers = 1 + int(b.lockstep_supervisor)
         deadline = time.perf_counter() + POLICY_MATCH_TIMEOUT_WALL_S
+        targets = topics.JOINT_TARGETS.name
         while time.perf_counter() < deadline:
-            if self.node.count_publishers(TARGETS_TOPIC) > 0 and self.lowstate_writer.matched_readers() >= readers:
+            if self.node.count_publishers(targets) > 0 and self.lowstate_writer.matched_readers() >= readers:
                 return True
             time.sleep(0.01)
         self.node.get_logger().warning(
-            f"after {POLICY_MATCH_TIMEOUT_WALL_S:g} s: {self.node.count_publishers(TARGETS_TOPIC)} publisher(s) of "
-            f"{TARGETS_TOPIC}, {self.lowstate_writer.matched_readers()} of {readers} rt/lowstate reader(s): "
+            f"after {POLICY_MATCH_TIMEOUT_WALL_S:g} s: {self.node.count_publishers(targets)} publisher(s) of "
+            f"{targets}, {self.lowstate_writer.matched_readers()} of {readers} rt/lowstate reader(s): "
             "sim time is held for the policy only once its first targets arrive"
         )
         return False

@@ -13,21 +13,16 @@ from pathlib import Path
 import numpy as np
 
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
+from parkour_core import interfaces as topics
 from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
 from parkour_core.math3d import yaw_of
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy, spin_node
+from parkour_core.ros_process import create_publisher, create_subscription, init_rclpy, spin_node
 from parkour_core.script import Script
 from parkour_core.stats import write_json
 
-SERVICES = {
-    "stand_up": "/supervisor/stand_up",
-    "activate": "/supervisor/activate",
-    "stand": "/supervisor/stand",
-    "damp": "/supervisor/damp",
-    "estop": "/supervisor/estop",
-    "release_band": "/sim/release_band",
-}
+SERVICES = {request: topics.supervisor_service(request) for request in topics.SUPERVISOR_REQUESTS}
+SERVICES["release_band"] = topics.RELEASE_BAND
 # Requests the script handles itself rather than through a Trigger service.
 OWN_REQUESTS = ("swap", "fault", "gamepad_lost")
 CMD_HZ = 50.0
@@ -37,34 +32,30 @@ class ScriptNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
         from geometry_msgs.msg import Twist
-        from rclpy.qos import DurabilityPolicy, QoSProfile
-        from sensor_msgs.msg import Imu, JointState, Joy
+        from sensor_msgs.msg import Joy
         from std_srvs.srv import Trigger
-
-        from parkour_interfaces.msg import SupervisorState
 
         self.run_dir = run_dir
         self.script = Script(cfg.script_steps())
         init_rclpy(ros_args)
         self.node = rclpy.create_node("script_node")
         self.log = self.node.get_logger()
-        self.cmd_pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
+        self.cmd_pub = create_publisher(self.node, topics.CMD_VEL)
         self.clients = {name: self.node.create_client(Trigger, srv) for name, srv in SERVICES.items()}
         self.swap_client = swap_client(self.node)
         self.fault_clients = {}
         if cfg.faults.enabled:
-            services = {f: f"/sim/fault/{f}" for f in BRIDGE_FAULTS}
-            services |= {f: f"/policy/fault/{f}" for f in POLICY_FAULTS}
+            services = {f: topics.sim_fault_service(f) for f in BRIDGE_FAULTS}
+            services |= {f: topics.policy_fault_service(f) for f in POLICY_FAULTS}
             self.fault_clients = {f: self.node.create_client(Trigger, srv) for f, srv in services.items()}
         # A connected gamepad with nothing held: the supervisor notices when it goes away.
-        self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if cfg.script.publish_joy else None
+        self.joy_pub = create_publisher(self.node, topics.TELEOP_JOY) if cfg.script.publish_joy else None
         self._Joy = Joy
-        self.node.create_subscription(JointState, "/robot/joint_states", self._on_joints, 10)
+        create_subscription(self.node, topics.JOINT_STATES, self._on_joints)
         self.yaw_rad: float | None = None  # from /robot/imu, for steps that hold the heading
-        self.node.create_subscription(Imu, "/robot/imu", self._on_imu, 10)
+        create_subscription(self.node, topics.IMU, self._on_imu)
         self.supervisor_mode = ""
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_mode, latched)
+        create_subscription(self.node, topics.SUPERVISOR_STATE, self._on_mode)
         self._Twist, self._Trigger = Twist, Trigger
         self.start_s: float | None = None
         self.last_joy_t: float | None = None  # when the last /teleop/joy went out (this node's clock)

@@ -22,9 +22,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from parkour_core import interfaces as topics
 from parkour_core.config import StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy, shutdown_rclpy, spin_until_interrupted
+from parkour_core.ros_process import (
+    create_publisher,
+    create_subscription,
+    init_rclpy,
+    shutdown_rclpy,
+    spin_until_interrupted,
+)
 from parkour_core.stats import write_json
 from parkour_core.teleop import (
     KEYBOARD_HELP,
@@ -56,11 +63,8 @@ class TeleopNode:
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str], source: str) -> None:
         import rclpy
         from geometry_msgs.msg import Twist
-        from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import Joy
         from std_srvs.srv import Trigger
-
-        from parkour_interfaces.msg import SupervisorState
 
         if source not in SOURCES:
             raise ValueError(f"teleop source {source!r} is not one of {list(SOURCES)}")
@@ -76,20 +80,19 @@ class TeleopNode:
         self.node = rclpy.create_node("teleop_node")
         self.log = self.node.get_logger()
         self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
-        self.cmd_pub = self.node.create_publisher(Twist, cfg.cmd_vel.teleop_topic, 10)
+        self.cmd_pub = create_publisher(self.node, topics.TELEOP_CMD_VEL, name=cfg.cmd_vel.teleop_topic)
         self.release_hold_s = cfg.teleop.release_hold_s
         self.commanded_at: float | None = None  # the last tick the operator's velocity was not zero
-        self.joy_pub = self.node.create_publisher(Joy, "/teleop/joy", 10) if source != "remote" else None
-        self.clients = {r: self.node.create_client(Trigger, f"/supervisor/{r.value}") for r in TeleopRequest}
+        self.joy_pub = create_publisher(self.node, topics.TELEOP_JOY) if source != "remote" else None
+        self.clients = {r: self.node.create_client(Trigger, topics.supervisor_service(r.value)) for r in TeleopRequest}
         if source == "joy":
-            self.node.create_subscription(Joy, cfg.teleop.joy_topic, self._on_joy, 10)
+            create_subscription(self.node, topics.JOY, self._on_joy, name=cfg.teleop.joy_topic)
         elif source == "remote":
-            self.node.create_subscription(Joy, "/teleop/remote", self._on_remote, 10)
+            create_subscription(self.node, topics.REMOTE, self._on_remote)
         self.band_client = None
         if cfg.mode == "sim":
-            self.band_client = self.node.create_client(Trigger, "/sim/release_band")
-            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.node.create_subscription(SupervisorState, "/supervisor/state", self._on_mode, latched)
+            self.band_client = self.node.create_client(Trigger, topics.RELEASE_BAND)
+            create_subscription(self.node, topics.SUPERVISOR_STATE, self._on_mode)
         self.band_released = False
         self.was_lost = False
         self.requests: list[dict] = []
@@ -141,14 +144,14 @@ class TeleopNode:
         row = {"t": round(self.now(), 4), "request": request.value, "sent": client.service_is_ready()}
         self.requests.append(row)
         if not row["sent"]:
-            self.log.warning(f"/supervisor/{request.value} is not available; request dropped")
+            self.log.warning(f"{client.service_name} is not available; request dropped")
             return
         self.log.info(f"operator: {request.value}")
 
         def answered(future) -> None:
             response = future.result()
             if response is not None:
-                self.log.info(f"/supervisor/{request.value}: {response.message}")
+                self.log.info(f"{client.service_name}: {response.message}")
 
         client.call_async(self._Trigger.Request()).add_done_callback(answered)
 

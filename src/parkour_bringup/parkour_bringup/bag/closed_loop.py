@@ -424,7 +424,6 @@ def run_closed_loop(
     Everything is checked before anything is written: a bad bag, a robot without a simulation, a
     bundle that is missing or made for another robot, an ``out`` that already holds something.
     """
-    import random
     import tempfile
 
     import yaml
@@ -436,6 +435,7 @@ def run_closed_loop(
     from parkour_core.bundle import BundleError, load_bundle
     from parkour_core.bundles import resolve_bundle
     from parkour_core.config import load_config
+    from parkour_core.domains import claim_domains
     from parkour_core.robots import get_robot
     from parkour_core.stats import write_json
 
@@ -456,7 +456,8 @@ def run_closed_loop(
                    ("script", "bridge", "run", "sim_camera", "mode")})  # fmt: skip
     if bundle is not None:
         config.setdefault("policy", {})["bundle"] = bundle
-    config.setdefault("dds", {})["domain"] = dds_domain if dds_domain is not None else random.randint(20, 99)
+    domains = claim_domains(dds_domain, ros_domain_id)  # held while this replay runs
+    config.setdefault("dds", {})["domain"] = domains.dds
     config.setdefault("faults", {})["enabled"] = False
     text = yaml.safe_dump(config, sort_keys=False)
     with tempfile.TemporaryDirectory() as scratch:
@@ -479,13 +480,12 @@ def run_closed_loop(
     extra: tuple[tuple[str, list[str]], ...] = ()
     if depth_from_bag:
         extra = (("depth_player", ["--bag", str(recorded.path), "--plan", str(out / PLAN_FILE)]),)
-    ros_domain = ros_domain_id if ros_domain_id is not None else random.randint(100, 199)
     velocity_steps = sum("cmd" in s for s in plan.steps)
     depth_source = "the bag" if depth_from_bag else "the simulated camera"
     print(f"parkour bag: re-simulating {recorded.path.name} ({len(plan.requests)} operator requests, "
           f"{velocity_steps} velocity steps) into {out}, {cfg.run.duration_s:.1f} s of sim time, "
           f"rate {rate:g}, depth from {depth_source}", flush=True)  # fmt: skip
-    run_sim_graph(config_path, out, cfg.run.duration_s, ros_domain, record=True, extra_nodes=extra)
+    run_sim_graph(config_path, out, cfg.run.duration_s, domains.ros, record=True, extra_nodes=extra)
     write_report(out)
     with open_bag(out / "bag") as replay_bag:
         replayed = read_recorded_run(replay_bag)

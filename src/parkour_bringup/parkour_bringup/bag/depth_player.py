@@ -17,9 +17,10 @@ import numpy as np
 
 from parkour_bringup.bag.closed_loop import operator_requests
 from parkour_bringup.bag.reader import open_bag
-from parkour_bringup.bag.topics import DEPTH_TOPIC, TRANSITION_TOPIC, stamp_s
+from parkour_bringup.bag.topics import DEPTH_TOPIC, stamp_s
+from parkour_core import interfaces as topics
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import init_rclpy, spin_node
+from parkour_core.ros_process import create_publisher, create_subscription, init_rclpy, spin_node
 from parkour_core.stats import write_json
 from parkour_safety.messages import transition_from_message
 
@@ -43,10 +44,8 @@ def load_frames(bag_path: Path) -> tuple[np.ndarray, np.ndarray, list[np.ndarray
 class DepthPlayer:
     def __init__(self, bag: Path, plan: Path, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Image
 
-        from parkour_interfaces.msg import SupervisorTransition
         from parkour_sim.bridge_node import fill_image
 
         self._fill_image = fill_image
@@ -61,11 +60,8 @@ class DepthPlayer:
         init_rclpy(ros_args)
         self.node = rclpy.create_node("depth_player")
         self._Image = Image
-        self.pub = self.node.create_publisher(
-            Image, DEPTH_TOPIC, QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
-        )
-        history = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.node.create_subscription(SupervisorTransition, TRANSITION_TOPIC, self._on_transition, history)
+        self.pub = create_publisher(self.node, topics.DEPTH, topics.SIM_CAMERA_QOS)  # as the simulated camera
+        create_subscription(self.node, topics.TRANSITION, self._on_transition)
         self.replayed: list[dict] = []
         self.node.create_timer(1.0 / TIMER_HZ, self._tick)
 

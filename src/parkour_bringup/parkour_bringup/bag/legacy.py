@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from parkour_bringup.bag.topics import BAND_TOPIC, BUNDLE_TOPIC, STATE_TOPIC, TRANSITION_TOPIC
-from parkour_core.tick_inputs import TICK_INPUTS_TOPIC, TickInputs
+from parkour_bringup.bag.topics import BAND_TOPIC, BUNDLE_TOPIC, STATE_TOPIC, TICK_INPUTS_TOPIC, TRANSITION_TOPIC
+from parkour_core.tick_inputs import TickInputs
 
 STRING = "std_msgs/msg/String"
 PACKED = "std_msgs/msg/Float64MultiArray"
@@ -77,7 +77,7 @@ def _json_object(msg: Any, what: str) -> dict[str, Any]:
 
 def transition_from_json(msg: Any) -> dict[str, Any]:
     """{"t", "from", "to", "reason"} of an older /supervisor/transition message."""
-    record = _json_object(msg, "/supervisor/transition")
+    record = _json_object(msg, TRANSITION_TOPIC)
     try:
         return {"t": float(record["t"]), **{k: str(record[k]) for k in ("from", "to", "reason")}}
     except (KeyError, TypeError, ValueError):
@@ -86,7 +86,7 @@ def transition_from_json(msg: Any) -> dict[str, Any]:
 
 def bundle_from_json(msg: Any) -> tuple[str, str]:
     """(name, path) of an older /policy/bundle announcement."""
-    info = _json_object(msg, "/policy/bundle")
+    info = _json_object(msg, BUNDLE_TOPIC)
     if "name" not in info or "path" not in info:
         raise ValueError(f"a /policy/bundle message lacks name or path: {msg.data[:60]!r}")
     return str(info["name"]), str(info["path"])
@@ -94,7 +94,7 @@ def bundle_from_json(msg: Any) -> tuple[str, str]:
 
 def band_from_json(msg: Any) -> tuple[bool, float]:
     """(released, sim time) of an older /sim/band message."""
-    band = _json_object(msg, "/sim/band")
+    band = _json_object(msg, BAND_TOPIC)
     try:
         return band["state"] == "released", float(band["t"])
     except (KeyError, TypeError, ValueError):

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parkour_bringup.bag.topics import root_name
+
 
 class BagError(Exception):
     """A bag that cannot be used, with the reason and what to do about it."""
@@ -30,7 +32,8 @@ class BagMessage:
 
 
 class StackBag:
-    """A validated, opened bag. Use as a context manager."""
+    """A validated, opened bag. Use as a context manager. Topics go by their root names
+    (``/policy/joint_targets``), whatever namespace the bag was recorded under (``namespace``)."""
 
     def __init__(self, path: Path) -> None:
         import yaml
@@ -59,9 +62,12 @@ class StackBag:
         # rosbags parses custom_data but does not expose it on Reader: read it from the file it opened.
         info = (yaml.safe_load((self.path / "metadata.yaml").read_text()) or {}).get("rosbag2_bagfile_information", {})
         self.custom_data: dict[str, str] = {str(k): str(v) for k, v in (info.get("custom_data") or {}).items()}
-        self.topics: dict[str, int] = {c.topic: 0 for c in self._reader.connections}
+        # Topics by their root names, whatever namespace recorded them (a bag without one: the root).
+        self.namespace = self.custom_data.get("namespace", "/")
+        self._names = {c.topic: root_name(c.topic, self.namespace) for c in self._reader.connections}
+        self.topics: dict[str, int] = {name: 0 for name in self._names.values()}
         for c in self._reader.connections:
-            self.topics[c.topic] += c.msgcount
+            self.topics[self._names[c.topic]] += c.msgcount
 
     def __enter__(self) -> StackBag:
         return self
@@ -97,7 +103,7 @@ class StackBag:
 
     def messages(self, topics: list[str]) -> Iterator[BagMessage]:
         """Messages of ``topics`` in recorded order; storage that is damaged or ends early is a BagError."""
-        connections = [c for c in self._reader.connections if c.topic in topics]
+        connections = [c for c in self._reader.connections if self._names[c.topic] in topics]
         expected = sum(c.msgcount for c in connections)
         count = 0
         last: tuple[str, int] | None = None
@@ -105,8 +111,9 @@ class StackBag:
             for connection, log_time_ns, raw in self._reader.messages(connections=connections):
                 msg = self._typestore.deserialize_cdr(raw, connection.msgtype)
                 count += 1
-                last = (connection.topic, log_time_ns)
-                yield BagMessage(connection.topic, log_time_ns, msg, connection.msgtype)
+                topic = self._names[connection.topic]
+                last = (topic, log_time_ns)
+                yield BagMessage(topic, log_time_ns, msg, connection.msgtype)
         except BagError:
             raise
         except Exception:  # truncated chunk, bad CRC, undecodable record: all one thing to the user
@@ -122,8 +129,9 @@ class StackBag:
         last: tuple[str, int] | None = None
         try:
             for connection, log_time_ns, _ in self._reader.messages():
-                counts[connection.topic] += 1
-                last = (connection.topic, log_time_ns)
+                topic = self._names[connection.topic]
+                counts[topic] += 1
+                last = (topic, log_time_ns)
         except Exception:
             raise self._damaged(sum(counts.values()), expected, last) from None
         if counts != self.topics:

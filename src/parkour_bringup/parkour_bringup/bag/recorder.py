@@ -2,11 +2,13 @@
 
 Subscribes with ``raw=True`` so messages go to disk as the CDR bytes that arrived, never
 deserialised; latched topics (``/policy/bundle``, ``/supervisor/*``) are subscribed transient-local
-to get their last message. The bag's ``custom_data`` holds the robot, the bundle and the SHA-256 of
-its manifest, the git commit and the config that ran. Each message is stamped with its receive
-time on the node clock (sim time under ``use_sim_time``). The bag folder must not exist:
-recording never overwrites. ``metadata.yaml`` is written when the node stops (SIGINT). The stack's
-own types are recorded with their definitions (:mod:`parkour_bringup.bag.typestore`).
+to get their last message. Subscribed by their relative names, the topics are those of the
+recorder's own namespace, kept under the names the graph resolved. The bag's ``custom_data`` holds
+the robot, the bundle and the SHA-256 of its manifest, the git commit, the config that ran and the
+namespace. Each message is stamped with its receive time on the node clock (sim time under
+``use_sim_time``). The bag folder must not exist: recording never overwrites. ``metadata.yaml`` is
+written when the node stops (SIGINT). The stack's own types are recorded with their definitions
+(:mod:`parkour_bringup.bag.typestore`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 from parkour_bringup.bag.topics import RECORDED_TOPICS
 from parkour_core.config import StackConfig
 from parkour_core.hashing import sha256_file
+from parkour_core.interfaces import Qos, Topic
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.provenance import git_commit
-from parkour_core.ros_process import init_rclpy, spin_node
+from parkour_core.ros_process import create_subscription, init_rclpy, spin_node
 from parkour_core.stats import write_json
 
 # Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
@@ -45,7 +48,6 @@ def bag_custom_data(cfg: StackConfig, config_path: Path) -> dict[str, str]:
 class Recorder:
     def __init__(self, cfg: StackConfig, config_path: Path, bag_dir: Path, ros_args: list[str]) -> None:
         import rclpy
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rosbags.rosbag2 import StoragePlugin, Writer
 
         from parkour_bringup.bag.typestore import stack_typestore
@@ -55,33 +57,31 @@ class Recorder:
         bag_dir.parent.mkdir(parents=True, exist_ok=True)
         self.bag_dir = bag_dir
         typestore = stack_typestore()
+        init_rclpy(ros_args)
+        self.node = rclpy.create_node("bag_recorder")
         self.writer = Writer(bag_dir, version=8, storage_plugin=StoragePlugin.MCAP)
         for key, value in bag_custom_data(cfg, config_path).items():
             self.writer.set_custom_data(key, value)
+        # The readers take the namespace off the topic names the bag holds (bag.topics.root_name).
+        self.writer.set_custom_data("namespace", self.node.get_namespace())
         self.writer.open()
         self.counts: dict[str, int] = {}
-
-        init_rclpy(ros_args)
-        self.node = rclpy.create_node("bag_recorder")
-        stream = QoSProfile(depth=QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
-        latched = QoSProfile(
-            depth=QUEUE_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
+        connections: dict[str, object] = {}
         for recorded in RECORDED_TOPICS:
-            connection = self.writer.add_connection(recorded.topic, recorded.msgtype, typestore=typestore)
-            self.counts[recorded.topic] = 0
-            self.node.create_subscription(
-                _ros_type(recorded.msgtype),
-                recorded.topic,
-                self._writer_for(recorded.topic, connection),
-                latched if recorded.latched else stream,
-                raw=True,
+            topic = Topic(recorded.name, recorded.msgtype, Qos(QUEUE_DEPTH, latched=recorded.latched))
+            write = self._writer_for(recorded.topic, connections)
+            subscription = create_subscription(self.node, topic, write, raw=True)
+            # The name the graph resolved (namespace, remaps): the one a bag player publishes on again.
+            connections[recorded.topic] = self.writer.add_connection(
+                subscription.topic_name, recorded.msgtype, typestore=typestore
             )
+            self.counts[subscription.topic_name] = 0
 
-    def _writer_for(self, topic: str, connection):
+    def _writer_for(self, topic: str, connections: dict[str, object]):
         def write(raw: bytes) -> None:
+            connection = connections[topic]
             self.writer.write(connection, self.node.get_clock().now().nanoseconds, raw)
-            self.counts[topic] += 1
+            self.counts[connection.topic] += 1  # type: ignore[attr-defined]
 
         return write
 
@@ -89,14 +89,6 @@ class Recorder:
         self.writer.close()  # writes metadata.yaml: the bag is readable from here on
         if run_dir is not None:
             write_json(run_dir / "recorder.json", {"bag": str(self.bag_dir), "messages": self.counts})
-
-
-def _ros_type(msgtype: str):
-    """``sensor_msgs/msg/JointState`` -> the rclpy message class."""
-    import importlib
-
-    package, _, name = msgtype.split("/")
-    return getattr(importlib.import_module(f"{package}.msg"), name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ from parkour_bringup.bag.topics import (
     TARGETS_TOPIC,
     TICK_INPUTS_TOPIC,
     TickInputs,
+    in_namespace,
 )
 from parkour_bringup.bag.typestore import stack_typestore
 from parkour_control.messages import bundle_info_message, tick_inputs_message
@@ -34,7 +35,8 @@ from parkour_core.runner import PolicyRunner, RobotState
 
 class BagWriter:
     """A rosbag2 MCAP bag written from rosbags message objects, or from rclpy messages serialized as the
-    recorder receives them. ``legacy``: the stack's own topics with the types an older stack recorded."""
+    recorder receives them. ``legacy``: the stack's own topics with the types an older stack recorded.
+    Topics are given by their root names; a ``namespace`` in ``custom_data`` puts them under it."""
 
     def __init__(self, path: Path, custom_data: dict[str, str], legacy: bool = False) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
@@ -49,8 +51,9 @@ class BagWriter:
         self.msgtypes = {t.topic: t.msgtype for t in RECORDED_TOPICS}
         if legacy:
             self.msgtypes |= legacy_format.MSGTYPES
+        namespace = custom_data.get("namespace", "/")
         self.connections = {
-            topic: self.writer.add_connection(topic, msgtype, typestore=self.typestore)
+            topic: self.writer.add_connection(in_namespace(topic, namespace), msgtype, typestore=self.typestore)
             for topic, msgtype in self.msgtypes.items()
         }
 
@@ -123,12 +126,14 @@ def write_synthetic_bag(
     recording_starts_at: int = 0,
     depth_recorded_from: int = 0,
     legacy: bool = False,
+    namespace: str = "/",
 ) -> Path:
     """A bag as if ``bundle`` had run ``ticks`` policy ticks; ``target_offset`` is added to every recorded target.
 
     ``recording_starts_at``: the recorder matched the policy late; earlier ticks and frames ran but are not
     in the bag. ``depth_recorded_from``: the recorder matched the camera later than the policy; frames
     released before that tick are not in the bag. ``legacy``: the types an older stack recorded.
+    ``namespace``: the graph ran under it.
     """
     loaded = load_bundle(resolve_bundle(bundle))
     m = loaded.manifest
@@ -137,6 +142,8 @@ def write_synthetic_bag(
     n = len(m.joint_names)
     default_q = np.asarray(m.default_joint_pos)
     custom = {"robot": robot, "mode": "sim", "bundle": m.name, "bundle_path": str(loaded.path), "git_commit": "test"}
+    if namespace != "/":
+        custom["namespace"] = namespace
     writer = BagWriter(path, custom, legacy=legacy)
     writer.write_bundle(0, loaded)
     period_ns = round(1e9 / m.policy_hz)

@@ -39,6 +39,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ros-domain-id", type=int, default=None, help="record: the graph's ROS_DOMAIN_ID")
     p.add_argument("--duration", type=float, default=None, help="record: seconds to record (default: until Ctrl-C)")
     p.add_argument("--use-sim-time", action="store_true", help="record: stamp messages on /clock (a sim graph)")
+    p.add_argument("--namespace", default="/", help="record: the graph's ROS namespace (parkour sim --namespace)")
     p.add_argument(
         "--bundle", default=None, help="replay: bundle to run open loop on the recorded inputs (--sim: instead of "
         "the bag's bundle)"
@@ -68,15 +69,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     from parkour_bringup.graph import ros_env
+    from parkour_core.interfaces import namespace, namespace_args, node
     from parkour_core.paths import config_dir
 
     bag = args.bag.resolve()
     if bag.exists():
         raise ValueError(f"{bag} exists; a recording never overwrites a bag (choose another folder)")
     config = args.config or config_dir() / "g1_robot.yaml"
-    cmd = [sys.executable, "-m", "parkour_bringup.bag.recorder", "--config", str(config), "--bag", str(bag)]
-    if args.use_sim_time:
-        cmd += ["--ros-args", "-p", "use_sim_time:=true"]
+    cmd = [sys.executable, "-m", node("recorder").module, "--config", str(config), "--bag", str(bag)]
+    ros_args = namespace_args(namespace(args.namespace)) + (["-p", "use_sim_time:=true"] if args.use_sim_time else [])
+    if ros_args:
+        cmd += ["--ros-args", *ros_args]
     proc = subprocess.Popen(cmd, env=ros_env(args.ros_domain_id))
     try:
         if args.duration is None:

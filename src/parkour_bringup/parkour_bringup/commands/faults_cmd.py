@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 from pathlib import Path
 
 from parkour_bringup.fault_suite import FAULTS, markdown_table, run_fault
+from parkour_core.domains import claim_domains
 from parkour_core.provenance import provenance
 
 HELP = "run the fault-injection suite in simulation"
@@ -25,7 +25,8 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("runs/faults"), help="output folder (default runs/faults)")
     p.add_argument("--only", default="", help="comma-separated fault names (default: all)")
     p.add_argument("--list", action="store_true", help="list the faults and exit")
-    p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
+    p.add_argument("--domain", type=int, default=None, help="Unitree DDS domain (default: one no graph here uses)")
+    p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: one no graph here uses)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,12 +40,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown faults {sorted(unknown)}; `parkour faults --list` shows them")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
+    domains = claim_domains(args.domain, args.ros_domain_id)  # held while the suite runs
     record = provenance()
     results = []
     for fault in chosen:
         print(f"parkour faults: {fault.name}: {fault.what}", flush=True)
-        result = run_fault(fault, out, ros_domain_id)
+        result = run_fault(fault, out, domains.ros, domains.dds)
         results.append(result)
         print(
             f"parkour faults: {fault.name}: {'pass' if result['passed'] else 'FAIL'} ({result.get('verdict')}), "

@@ -38,6 +38,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     sub = actions.add_parser("swap", help="switch the running policy node to it")
     sub.add_argument("bundle", help="bundle folder or registered name")
     sub.add_argument("--ros-domain-id", type=int, default=None, help="the graph's ROS_DOMAIN_ID")
+    sub.add_argument("--namespace", default="/", help="the graph's ROS namespace (parkour sim --namespace)")
     sub.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the switch")
     sub = actions.add_parser("import", help="a bundle from another trainer's export (docs/byop.md)")
     add_import_arguments(sub)
@@ -78,9 +79,11 @@ def swap(args: argparse.Namespace) -> int:
     import rclpy
 
     from parkour_control.swap_client import request_swap
+    from parkour_core.interfaces import namespace
 
+    ns = namespace(args.namespace)
     rclpy.init()
-    node = rclpy.create_node("parkour_model_swap")
+    node = rclpy.create_node("parkour_model_swap", namespace=ns)
     try:
         ok, reason = request_swap(node, args.bundle, args.timeout)
     finally:

@@ -26,6 +26,7 @@ import yaml
 
 from parkour_bringup.graph import run_robot_graph
 from parkour_core.config import load_config
+from parkour_core.interfaces import namespace
 from parkour_core.paths import config_dir, repo_root
 
 HELP = "run supervisor + policy against a real robot (dry run unless --live)"
@@ -41,6 +42,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/<robot>_robot.yaml)")
     p.add_argument("--live", action="store_true", help="write rt/lowcmd (default: dry run)")
     p.add_argument("--out", type=Path, default=None, help="run folder (default runs/robot-<timestamp>)")
+    p.add_argument("--namespace", default="/", help="ROS namespace of every node and topic (default: the root)")
     p.add_argument(
         "--sim-clock", action="store_true",
         help="follow the /clock of a simulator standing in for the robot (bridge.clock: sim), not the wall clock",
@@ -49,6 +51,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or config_dir() / f"{args.robot}_robot.yaml"
+    ns = namespace(getattr(args, "namespace", "/"))
     overrides: dict[str, object] = {"dds.interface": args.iface}
     if args.domain is not None:
         overrides["dds.domain"] = args.domain
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     clock = ", on the simulator's /clock" if args.sim_clock else ""
     print(f"parkour robot: {args.robot} on {args.iface}, DDS domain {cfg.dds.domain}, "
           f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}{clock}")  # fmt: skip
-    run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock)
+    run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock, namespace=ns)
     return 0
 
 

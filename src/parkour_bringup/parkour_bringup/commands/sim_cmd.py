@@ -6,6 +6,8 @@ With ``--teleop keyboard|gamepad|joy`` an operator drives instead of the script 
 the keyboard reads this terminal, the other nodes log into the run folder. Writes report.json,
 PNG plots, every node's log and, rendered from the run's recorded states once the graph has stopped,
 filmstrip.png (and run.mp4 where ffmpeg is on PATH; --no-render skips both) into the run folder.
+With ``--namespace NS`` every node, topic, service and the simulator's clock are NS's: two simulated
+robots share a ROS domain, each under its namespace and on a Unitree DDS domain of its own (--domain).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import argparse
 import datetime
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from parkour_bringup.graph import run_sim_graph
 from parkour_bringup.report import write_report
 from parkour_bringup.swap_report import write_swap_report
 from parkour_core.config import ConfigError, ScriptConfig, StackConfig, load_config, parse, yaml_error_line
+from parkour_core.domains import claim_domains
+from parkour_core.interfaces import namespace
 from parkour_core.paths import config_dir, repo_root
 from parkour_core.stats import write_json
 
@@ -46,7 +49,15 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--script", type=Path, default=None, help="YAML file of script steps (default script.steps)")
     p.add_argument("--domain", type=int, default=None, help="Unitree DDS domain (default dds.domain)")
-    p.add_argument("--ros-domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: random 100-199)")
+    p.add_argument(
+        "--ros-domain-id", type=int, default=None,
+        help="ROS_DOMAIN_ID (default: one no other graph on this machine uses, in 100-199)",
+    )  # fmt: skip
+    p.add_argument(
+        "--namespace", default="/",
+        help="ROS namespace of every node and topic (default: the root); robots that share a ROS domain each "
+        "take their own, and their own --domain",
+    )  # fmt: skip
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer (needs a display)")
     p.add_argument("--no-bag", action="store_true", help="do not record the run's topics to DIR/bag")
     p.add_argument("--no-render", action="store_true", help="no filmstrip.png or run.mp4 of the run")
@@ -65,6 +76,7 @@ TELEOP_DURATION_S = 3600.0  # interactive runs end when the operator quits
 def run(args: argparse.Namespace) -> int:
     robot = getattr(args, "robot", None)
     config_path = args.config or config_dir() / f"{robot or 'g1'}_sim.yaml"
+    ns = namespace(getattr(args, "namespace", "/"))
     teleop = getattr(args, "teleop", None)
     if teleop is not None and args.duration is None:
         args.duration = TELEOP_DURATION_S
@@ -114,14 +126,24 @@ def run(args: argparse.Namespace) -> int:
         merged.setdefault(section, {})[key] = value
     run_config = run_dir / "config.yaml"
     run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
-    ros_domain_id = args.ros_domain_id if args.ros_domain_id is not None else random.randint(100, 199)
+    # Held while the graph runs, so that graphs started meanwhile (the tests') choose other domains.
+    domains = claim_domains(cfg.dds.domain, args.ros_domain_id)
+    swap = f"--ros-domain-id {domains.ros}" + (f" --namespace {ns}" if ns != "/" else "")
     print(
         f"parkour sim: {cfg.robot}, {cfg.run.duration_s:.1f} s of sim time, scene {cfg.bridge.scene}, "
-        f"bundle {cfg.policy.bundle or '(none: no policy node)'}, "
-        f"ROS_DOMAIN_ID {ros_domain_id} (parkour model swap --ros-domain-id {ros_domain_id} <bundle>)"
+        f"bundle {cfg.policy.bundle or '(none: no policy node)'}, DDS domain {domains.dds}, "
+        f"ROS_DOMAIN_ID {domains.ros}{f', namespace {ns}' if ns != '/' else ''} "
+        f"(parkour model swap {swap} <bundle>)"
     )
     run_sim_graph(
-        run_config, run_dir, cfg.run.duration_s, ros_domain_id, args.viewer, teleop=teleop, record=not args.no_bag
+        run_config,
+        run_dir,
+        cfg.run.duration_s,
+        domains.ros,
+        args.viewer,
+        teleop=teleop,
+        record=not args.no_bag,
+        namespace=ns,
     )
     if teleop is not None:
         # The report plots the commanded velocity from script.json; here the operator commanded.
