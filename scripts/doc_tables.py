@@ -249,8 +249,24 @@ def eval_alone(*results: dict[str, Any]) -> str:
                     f"(+{percent(c['success_rate_blind_finished'])} BLIND-finished)"
                 )
             name = f"`{Path(result['bundle_path']).name}`"
+            if result.get("teacher"):  # a privileged teacher row drives the walking policy's bundle
+                name = f"`{Path(result['teacher']).parent.name}` (teacher, privileged)"
             rows.append([name, f"{v:g} m/s", result.get("seed_set", "custom"), str(result["trials_per_cell"]), *cells])
     return md_table(["bundle", "speed", "seeds", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+
+
+def climb_teacher_windows(report: dict[str, Any]) -> str:
+    """The climbing teacher's curve in windows of iterations (``python -m training.climb_teacher.report``):
+    env-steps at each window's end, the mean curriculum level, and boxes passed of those attempted by height."""
+    levels = report["levels_m"]
+    seen = [k for k in range(len(levels)) if any(w["boxes_attempted_by_level"][k] for w in report["windows"])]
+    rows = []
+    for w in report["windows"]:  # env_steps: counted from the run's start to the window's end
+        rates = [w["pass_rate_by_level"][k] for k in seen]
+        first, last = w["iterations"]
+        cells = ["-" if r is None else percent(r) for r in rates]
+        rows.append([f"{first}-{last}", f"{w['env_steps'] / 1e6:.1f} M", f"{w['mean_level']:.2f}", *cells])
+    return md_table(["iterations", "env-steps", "mean level", *(f"{100 * levels[k]:.0f} cm" for k in seen)], rows)
 
 
 def demo_runs(demo: dict[str, Any]) -> str:
@@ -661,6 +677,7 @@ GENERATORS: dict[str, Callable[..., str]] = {
     "compare_walk": compare_walk,
     "eval_rows": eval_rows,
     "eval_alone": eval_alone,
+    "climb_teacher_windows": climb_teacher_windows,
     "demo_runs": demo_runs,
     "bench_rows": bench_rows,
     "install_downloads": install_downloads,

@@ -1,7 +1,6 @@
 """The recorder node against a tiny live graph: raw messages to MCAP, latched topics, run metadata."""
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -11,11 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from parkour_bringup.bag.reader import open_bag
+from parkour_core.domains import claim_domains
 from parkour_core.hashing import sha256_file
 from parkour_core.paths import config_dir, models_dir
 
 # A ROS domain drawn per run: with a fixed one, test runs at once on the same machine join each other's graphs.
-ROS_DOMAIN_ID = random.randint(200, 230)
+_DOMAINS = claim_domains()  # held while the tests run: no other graph or test run takes it
+ROS_DOMAIN_ID = _DOMAINS.ros
 
 
 def _wait(predicate, timeout_s, what):

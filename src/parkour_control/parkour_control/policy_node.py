@@ -26,12 +26,20 @@ from parkour_core import interfaces as topics
 from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.command_mux import AUTONOMY, TELEOP
-from parkour_core.config import POLICY_FAULTS, StackConfig
+from parkour_core.config import POLICY_FAULTS, ConfigError, StackConfig
 from parkour_core.inference import choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import PeriodicTick, create_publisher, create_subscription, init_rclpy, spin_node
+from parkour_core.ros_process import (
+    PeriodicTick,
+    create_publisher,
+    create_subscription,
+    declare_from_config,
+    init_rclpy,
+    shutdown_rclpy,
+    spin_node,
+)
 from parkour_core.runner import PolicyRunner, RobotState
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.tick_inputs import TickInputs
@@ -68,9 +76,18 @@ class PolicyNode:
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
+        import rclpy
         from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
         from sensor_msgs.msg import JointState
 
+        init_rclpy(ros_args)
+        # Two nodes, each on its own executor. ``policy_node`` owns the parameters: the stack config's
+        # keys, and ``bundle``, whose swap blocks in its callback (load, verify, shadow-run) on a thread of
+        # its own, on wall time. ``policy_loop`` runs the tick and the inputs on the main thread's events
+        # executor, so a swap never delays a tick, and no Python executor wakes for every /clock message.
+        self.param_node = _wall_clock_node("policy_node")
+        self.params = declare_from_config(self.param_node, cfg, "policy")  # the config it runs on is its parameters'
+        cfg = self.params.cfg
         self.cfg = cfg
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
@@ -87,14 +104,6 @@ class PolicyNode:
         self.period_s = 1.0 / bundle.manifest.policy_hz
         self._SetParametersResult = SetParametersResult
 
-        init_rclpy(ros_args)
-        # Two nodes, each on its own executor. ``policy_node`` owns the ``bundle`` parameter: a swap
-        # blocks in its callback (load, verify, shadow-run) on a thread of its own, on wall time.
-        # ``policy_loop`` runs the tick and the inputs on the main thread's events executor, so a swap
-        # never delays a tick, and no Python executor wakes for every /clock message.
-        import rclpy
-
-        self.param_node = _wall_clock_node("policy_node")
         self.node = rclpy.create_node("policy_loop")
         self.log = self.param_node.get_logger()
         node = self.node
@@ -502,6 +511,11 @@ def main(argv: list[str] | None = None) -> int:
         node = PolicyNode(args.config, args.run_dir, args.ros_args)
     except BundleError as e:
         print(f"policy_node: cannot load the bundle: {e}", flush=True)
+        shutdown_rclpy()
+        return 2
+    except ConfigError as e:
+        print(f"policy_node: bad parameter: {e}", flush=True)
+        shutdown_rclpy()
         return 2
     params = SingleThreadedExecutor()
     params.add_node(node.param_node)

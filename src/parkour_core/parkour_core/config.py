@@ -39,8 +39,17 @@ def yaml_error_line(path: Path | str, error: yaml.YAMLError) -> str:
     return f"{where}: not valid YAML: {' '.join(problem.split())}"
 
 
-def _bounded(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
-    meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc}
+def _bounded(
+    default: Any,
+    lo: float | None = None,
+    hi: float | None = None,
+    choices: tuple = (),
+    doc: str = "",
+    live: bool = False,
+) -> Any:
+    """A config field with its bounds and doc. ``live``: its node applies a new value while running (a ROS
+    parameter one may set); any other field is read-only once the node runs (``parkour_core.params``)."""
+    meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc, "live": live}
     if isinstance(default, list | dict):
         return field(default_factory=lambda: default.copy(), metadata=meta)
     return field(default=default, metadata=meta)
@@ -333,9 +342,9 @@ class TeleopConfig:
     rate_hz: float = _bounded(50.0, 10.0, 200.0, doc="/cmd_vel and /teleop/joy publishing rate")
     deadzone: float = _bounded(0.1, 0.0, 0.5, doc="stick travel (fraction) that reads as centred")
     expo: float = _bounded(0.3, 0.0, 1.0, doc="stick curve: (1-expo) x + expo x^3 after the deadzone")
-    max_vx_mps: float = _bounded(1.0, 0.0, 3.0, doc="forward/backward speed at full stick")
-    max_vy_mps: float = _bounded(0.5, 0.0, 2.0, doc="sideways speed at full stick")
-    max_yaw_rate_rps: float = _bounded(1.0, 0.0, 3.0, doc="turn rate at full stick")
+    max_vx_mps: float = _bounded(1.0, 0.0, 3.0, doc="forward/backward speed at full stick", live=True)
+    max_vy_mps: float = _bounded(0.5, 0.0, 2.0, doc="sideways speed at full stick", live=True)
+    max_yaw_rate_rps: float = _bounded(1.0, 0.0, 3.0, doc="turn rate at full stick", live=True)
     accel_vx_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vx changes per second")
     accel_vy_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vy changes per second")
     accel_yaw_rps2: float = _bounded(2.0, 0.05, 40.0, doc="ramp: the most the yaw rate changes per second")

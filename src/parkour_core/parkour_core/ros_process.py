@@ -163,6 +163,90 @@ def create_subscription(
     return node.create_subscription(msg_type, name or topic.name, callback, qos_profile(qos or topic.qos), raw=raw)
 
 
+class ConfigParameters:
+    """A node's config keys as ROS parameters (:mod:`parkour_core.params`), declared by :func:`declare_from_config`.
+
+    ``cfg`` is the stack config with the parameters' values (a params file or ``-p`` overrides them at
+    declaration). A set request passes rclpy's own checks (type, range, read-only) and then the config's
+    (choices, cross-key rules) before it is accepted; accepted, ``cfg`` follows it and ``on_change(cfg)`` runs.
+    """
+
+    def __init__(self, node: Any, cfg: Any, node_key: str, on_change: Callable[[Any], None] | None = None) -> None:
+        from rcl_interfaces.msg import SetParametersResult
+        from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+
+        from parkour_core import params
+        from parkour_core.config import ConfigError
+
+        self.node, self.node_key, self.on_change = node, node_key, on_change
+        self._result = SetParametersResult
+        self.specs = {s.name: s for s in params.specs(node_key)}
+        initial = params.values(cfg, node_key)
+        for name, spec in self.specs.items():
+            try:
+                node.declare_parameter(name, initial[name], _descriptor(spec))
+            except (InvalidParameterTypeException, InvalidParameterValueException) as e:
+                raise ConfigError(f"parameter {name}: {' '.join(str(e).split())}") from None
+        declared = {name: node.get_parameter(name).value for name in self.specs}
+        self.cfg = params.with_values(cfg, node_key, declared)  # raises ConfigError on a bad override
+        node.add_on_set_parameters_callback(self._check)
+        node.add_post_set_parameters_callback(self._apply)
+
+    def _check(self, parameters: list[Any]) -> Any:
+        from parkour_core import params
+        from parkour_core.config import ConfigError
+
+        ours = {p.name: p.value for p in parameters if p.name in self.specs}
+        if ours:
+            try:
+                params.with_values(self.cfg, self.node_key, ours)
+            except ConfigError as e:
+                return self._result(successful=False, reason=str(e))
+        return self._result(successful=True)
+
+    def _apply(self, parameters: list[Any]) -> None:
+        from parkour_core import params
+
+        ours = {p.name: p.value for p in parameters if p.name in self.specs}
+        if ours:
+            self.cfg = params.with_values(self.cfg, self.node_key, ours)
+            if self.on_change is not None:
+                self.on_change(self.cfg)
+
+
+def declare_from_config(
+    node: Any, cfg: Any, node_key: str, on_change: Callable[[Any], None] | None = None
+) -> ConfigParameters:
+    """Declare node ``node_key``'s config keys as parameters on ``node``; its ``cfg`` is the config to run."""
+    return ConfigParameters(node, cfg, node_key, on_change)
+
+
+def _descriptor(spec: Any) -> Any:
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+
+    kind = "string" if spec.ros_type == "json" else spec.ros_type
+    description = spec.description or spec.name
+    if spec.choices:
+        description += f" (one of {list(spec.choices)})"
+    if spec.ros_type == "json":
+        description += " (JSON)"
+    d = ParameterDescriptor(
+        name=spec.name,
+        type=getattr(ParameterType, f"PARAMETER_{kind.upper()}"),
+        description=description,
+        read_only=not spec.live,
+        # An empty list carries no element type: arrays are typed by the config's check instead of rclpy's.
+        dynamic_typing=spec.ros_type.endswith("_array"),
+    )
+    if spec.lo is not None and spec.hi is not None and spec.ros_type == "integer":
+        d.integer_range = [IntegerRange(from_value=int(spec.lo), to_value=int(spec.hi), step=0)]
+    elif spec.lo is not None and spec.hi is not None and spec.ros_type == "double":
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.lo), to_value=float(spec.hi), step=0.0)]
+    if spec.choices:
+        d.additional_constraints = f"one of {list(spec.choices)}"
+    return d
+
+
 def take_now(subscription: Any) -> Any | None:
     """The next message waiting on ``subscription``, taken here instead of by the executor (None: none
     waits). For a callback that must wait for a message its own executor would deliver only after the

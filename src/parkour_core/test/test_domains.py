@@ -20,10 +20,21 @@ sys.stdin.read()
 """
 
 
+def _unclaimed(kind: str, domain: int) -> bool:
+    """Whether no process holds a claim on ``domain`` now (another test module may hold one for its run)."""
+    sock = domains._claim_socket(kind, domain)
+    if sock is None:
+        return False
+    sock.close()
+    return True
+
+
 def _two_free() -> tuple[int, int]:
-    """Two DDS domains next to each other that nothing here uses now (with their ROS domains)."""
+    """Two DDS domains next to each other that nothing here uses or claims now (with their ROS domains)."""
     for d in range(20, 98):
-        if not any(domains.participant_found(x) for x in (d, d + 1, d + 100, d + 101)):
+        if any(domains.participant_found(x) for x in (d, d + 1, d + 100, d + 101)):
+            continue
+        if all(_unclaimed("dds", x) for x in (d, d + 1)) and all(_unclaimed("ros", x) for x in (d + 100, d + 101)):
             return d, d + 1
     pytest.skip("no two free domains side by side on this machine")
 

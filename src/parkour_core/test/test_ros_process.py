@@ -8,7 +8,6 @@ explicit handler it would never see the bringup's SIGINT.
 from __future__ import annotations
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -17,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-ROS_DOMAIN_ID = random.randint(200, 230)  # drawn per run: another test run may share this machine
+from parkour_core.domains import claim_domains
+
+_DOMAINS = (claim_domains(), claim_domains())  # held while the tests run: no other graph or test run takes them
+ROS_DOMAIN_ID, SECOND_ROS_DOMAIN_ID = _DOMAINS[0].ros, _DOMAINS[1].ros
 # A hang guard, not a timing: the child answers a signal within one spin wait (0.1 s).
 HANG_S = 60.0
 
@@ -112,7 +114,7 @@ TICKS_ON_SIM_TIME = textwrap.dedent(
 
 
 def test_a_periodic_tick_on_sim_time_runs_once_at_each_due_time() -> None:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(ROS_DOMAIN_ID + 1), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(SECOND_ROS_DOMAIN_ID), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     proc = subprocess.run([sys.executable, "-c", TICKS_ON_SIM_TIME], capture_output=True, text=True, env=env,
                           timeout=HANG_S)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from parkour_core import interfaces as topics
-from parkour_core.config import StackConfig
+from parkour_core.config import ConfigError, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import create_publisher, init_rclpy
+from parkour_core.ros_process import create_publisher, declare_from_config, init_rclpy
 from parkour_core.stats import write_json
 from parkour_perception.capture import (
     CaptureLoop,
@@ -62,12 +62,14 @@ class DepthNode:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
         from sensor_msgs.msg import Image
 
-        self.cfg = cfg
-        self.run_dir = run_dir
-        self.source = source if source is not None else PipelineSource(stream_request(cfg))
         init_rclpy(ros_args)
         self.node = rclpy.create_node("depth_node")
         self.log = self.node.get_logger()
+        self.params = declare_from_config(self.node, cfg, "depth")  # the config it runs on is its parameters'
+        cfg = self.params.cfg
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.source = source if source is not None else PipelineSource(stream_request(cfg))
         self.policy_pub = create_publisher(self.node, topics.DEPTH)
         self.raw_pub = create_publisher(self.node, topics.DEPTH_RAW) if cfg.camera.publish_raw else None
         self.diag_pub = create_publisher(self.node, topics.DIAGNOSTICS)
@@ -180,7 +182,10 @@ def main(argv: list[str] | None = None, source: DepthSource | None = None) -> in
     from rclpy.executors import ExternalShutdownException
 
     args = parse_node_args(__doc__ or "", argv)
-    node = DepthNode(args.config, args.run_dir, args.ros_args, source=source)
+    try:
+        node = DepthNode(args.config, args.run_dir, args.ros_args, source=source)
+    except ConfigError as e:
+        raise SystemExit(f"depth_node: bad parameter: {e}") from None
     mark_ready(args.run_dir, "depth")
     try:
         return node.spin()

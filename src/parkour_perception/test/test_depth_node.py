@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import yaml
 
 from parkour_core.config import load_config
 from parkour_core.depth import preprocess_depth
+from parkour_core.domains import claim_domains
 from parkour_core.interfaces import DEPTH, DEPTH_RAW, DIAGNOSTICS
 from parkour_perception.capture import StreamRequest
 from parkour_perception.depth_node import FRAME_ID, DepthNode, main
@@ -26,7 +26,8 @@ from parkour_perception.software_camera import SoftwareCameraSource, SoftwareDep
 MD = rs.frame_metadata_value
 HOST_EPOCH_MS = 1_700_000_000_000
 # A ROS domain of its own, drawn per run, so that other graphs and test runs on this machine never reach these tests.
-ROS_DOMAIN_ID = str(random.randint(200, 230))
+_DOMAINS = claim_domains()  # held while the tests run: no other graph or test run takes it
+ROS_DOMAIN_ID = str(_DOMAINS.ros)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import numpy as np
 from parkour_core import interfaces as topics
 from parkour_core.bundles import policy_period_s
 from parkour_core.command_mux import AUTONOMY, TELEOP
-from parkour_core.config import StackConfig
+from parkour_core.config import ConfigError, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
@@ -32,7 +32,9 @@ from parkour_core.ros_process import (
     PeriodicTick,
     create_publisher,
     create_subscription,
+    declare_from_config,
     init_rclpy,
+    shutdown_rclpy,
     spin_node,
     take_now,
 )
@@ -121,6 +123,12 @@ class Supervisor:
         from sensor_msgs.msg import Imu, JointState, Joy
         from std_srvs.srv import Trigger
 
+        init_rclpy(ros_args)
+        self.node = rclpy.create_node("supervisor_node")
+        self.log = self.node.get_logger()
+        # The config it runs on is its parameters' (a params file or -p may override the file's values).
+        self.params = declare_from_config(self.node, cfg, "supervisor")
+        cfg = self.params.cfg
         self.cfg = cfg
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
@@ -145,9 +153,6 @@ class Supervisor:
         self.state_wire = LowStateWire(self.spec)
         self.cmd_wire = LowCmdWire(self.spec)
 
-        init_rclpy(ros_args)
-        self.node = rclpy.create_node("supervisor_node")
-        self.log = self.node.get_logger()
         node = self.node
         self.joint_pub = create_publisher(node, topics.JOINT_STATES)
         self.imu_pub = create_publisher(node, topics.IMU)
@@ -541,8 +546,9 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
     try:
         sup = Supervisor(args.config, args.run_dir, args.live, args.ros_args)
-    except StartupError as e:
+    except (StartupError, ConfigError) as e:
         print(f"supervisor_node: refusing to start: {e}", flush=True)
+        shutdown_rclpy()
         return 2
     mark_ready(args.run_dir, "supervisor")
     spin_node(sup.node, sup.write_metrics)

@@ -25,13 +25,13 @@ import numpy as np
 
 from parkour_core import interfaces as topics
 from parkour_core.bundles import policy_period_s
-from parkour_core.config import BRIDGE_FAULTS, StackConfig
+from parkour_core.config import BRIDGE_FAULTS, ConfigError, StackConfig
 from parkour_core.dds import DdsLink
 from parkour_core.depth import DepthSpec
 from parkour_core.nodeargs import parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
-from parkour_core.ros_process import create_publisher, create_subscription, init_rclpy
+from parkour_core.ros_process import create_publisher, create_subscription, declare_from_config, init_rclpy
 from parkour_core.stamps import stamp_parts
 from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
@@ -104,6 +104,10 @@ class MujocoBridge:
 
         from parkour_interfaces.msg import BandState
 
+        init_rclpy(ros_args)
+        self.node = rclpy.create_node("mujoco_bridge")
+        self.params = declare_from_config(self.node, cfg, "bridge")  # the config it runs on is its parameters'
+        cfg = self.params.cfg
         self.cfg = cfg
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
@@ -117,8 +121,6 @@ class MujocoBridge:
         self.on_sim_time = b.clock == "sim"
         self.band_released_at_s: float | None = None
 
-        init_rclpy(ros_args)
-        self.node = rclpy.create_node("mujoco_bridge")
         node = self.node
         self._clock_pub = create_publisher(node, topics.CLOCK)  # in the namespace: each robot's own sim time
         self._clock_msg = Clock()
@@ -643,7 +645,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_node_args(__doc__ or "", rest)
     for line in apply_realtime([], 0, "mujoco_bridge", args.config.bridge.lock_memory):
         print(line, flush=True)
-    bridge = MujocoBridge(args.config, args.run_dir, args.ros_args)
+    try:
+        bridge = MujocoBridge(args.config, args.run_dir, args.ros_args)
+    except ConfigError as e:
+        raise SystemExit(f"mujoco_bridge: bad parameter: {e}") from None
     try:
         bridge.run(known.duration if known.duration is not None else args.config.run.duration_s, known.viewer)
     finally:

@@ -14,10 +14,10 @@ import numpy as np
 
 from parkour_control.swap_client import make_swap_request, swap_client, swap_result
 from parkour_core import interfaces as topics
-from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ScriptStep, StackConfig
+from parkour_core.config import BRIDGE_FAULTS, POLICY_FAULTS, ConfigError, ScriptStep, StackConfig
 from parkour_core.math3d import yaw_of
 from parkour_core.nodeargs import mark_ready, parse_node_args
-from parkour_core.ros_process import create_publisher, create_subscription, init_rclpy, spin_node
+from parkour_core.ros_process import create_publisher, create_subscription, declare_from_config, init_rclpy, spin_node
 from parkour_core.script import Script
 from parkour_core.stats import write_json
 
@@ -35,11 +35,13 @@ class ScriptNode:
         from sensor_msgs.msg import Joy
         from std_srvs.srv import Trigger
 
-        self.run_dir = run_dir
-        self.script = Script(cfg.script_steps())
         init_rclpy(ros_args)
         self.node = rclpy.create_node("script_node")
         self.log = self.node.get_logger()
+        self.params = declare_from_config(self.node, cfg, "script")  # the config it runs on is its parameters'
+        cfg = self.params.cfg
+        self.run_dir = run_dir
+        self.script = Script(cfg.script_steps())
         self.cmd_pub = create_publisher(self.node, topics.CMD_VEL)
         self.clients = {name: self.node.create_client(Trigger, srv) for name, srv in SERVICES.items()}
         self.swap_client = swap_client(self.node)
@@ -160,7 +162,10 @@ class ScriptNode:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_node_args(__doc__ or "", argv)
-    node = ScriptNode(args.config, args.run_dir, args.ros_args)
+    try:
+        node = ScriptNode(args.config, args.run_dir, args.ros_args)
+    except ConfigError as e:
+        raise SystemExit(f"script_node: bad parameter: {e}") from None
     mark_ready(args.run_dir, "script")
     spin_node(node.node, node.write_metrics)
     return 0

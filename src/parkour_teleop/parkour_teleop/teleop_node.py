@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from parkour_core import interfaces as topics
-from parkour_core.config import StackConfig
+from parkour_core.config import ConfigError, StackConfig
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.ros_process import (
     create_publisher,
     create_subscription,
+    declare_from_config,
     init_rclpy,
     shutdown_rclpy,
     spin_until_interrupted,
@@ -68,17 +69,20 @@ class TeleopNode:
 
         if source not in SOURCES:
             raise ValueError(f"teleop source {source!r} is not one of {list(SOURCES)}")
+        init_rclpy(ros_args)
+        self.node = rclpy.create_node("teleop_node")
+        self.log = self.node.get_logger()
+        self.lock = threading.Lock()  # readers run in their own threads
+        # The config it runs on is its parameters'; the speed limits may be set while it runs.
+        self.params = declare_from_config(self.node, cfg, "teleop", self._on_params)
+        cfg = self.params.cfg
         self.cfg, self.run_dir, self.source = cfg, run_dir, source
         self.layout = LAYOUTS[cfg.teleop.layout]
         self.settings = TeleopSettings.from_config(cfg)
         self.mapper = TeleopMapper(self.settings)
-        self.lock = threading.Lock()  # readers run in their own threads
         self.keyboard = KeyboardPad(self.settings.chords, cfg.teleop.keyboard_hold_s) if source == "keyboard" else None
         self.gamepad: Any = None  # readers.EvdevReader, set by main for the gamepad source
 
-        init_rclpy(ros_args)
-        self.node = rclpy.create_node("teleop_node")
-        self.log = self.node.get_logger()
         self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
         self.cmd_pub = create_publisher(self.node, topics.TELEOP_CMD_VEL, name=cfg.cmd_vel.teleop_topic)
         self.release_hold_s = cfg.teleop.release_hold_s
@@ -101,6 +105,13 @@ class TeleopNode:
         self.log_rows: list[dict] = []  # the commanded velocity per tick, as script.json's "log"
         self.last_output: TeleopOutput | None = None
         self.timer = self.node.create_timer(1.0 / cfg.teleop.rate_hz, self.tick)
+
+    def _on_params(self, cfg: StackConfig) -> None:
+        """A live parameter changed (the speed limits): the mapper uses the new settings from its next tick."""
+        with self.lock:
+            self.cfg = cfg
+            self.settings = TeleopSettings.from_config(cfg)
+            self.mapper.settings = self.settings
 
     def now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
@@ -244,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
         except GamepadUnavailable as e:
             print(f"teleop_node: {e}", file=sys.stderr)
             return 2
-    node = TeleopNode(args.config, args.run_dir, args.ros_args, source)
+    try:
+        node = TeleopNode(args.config, args.run_dir, args.ros_args, source)
+    except ConfigError as e:
+        print(f"teleop_node: bad parameter: {e}", file=sys.stderr)
+        shutdown_rclpy()
+        return 2
     if device is not None:
         reader = EvdevReader(node.layout, node.now, node.on_gamepad_frame, node.on_input_lost)
         node.gamepad = reader

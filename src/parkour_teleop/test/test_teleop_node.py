@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import random
 import time
 
 import pytest
 
 from parkour_core.config import load_config
+from parkour_core.domains import claim_domains
 from parkour_core.paths import config_dir
 from parkour_core.teleop import TeleopRequest
 
-ROS_DOMAIN_ID = str(random.randint(200, 230))  # drawn per run: another test run may share this machine
+_DOMAINS = claim_domains()  # held while the tests run: no other graph or test run takes it
+ROS_DOMAIN_ID = str(_DOMAINS.ros)
 
 
 @pytest.fixture
@@ -110,3 +111,48 @@ def test_joy_in_gives_cmd_vel_normalised_joy_and_the_chords_service(teleop):
     assert all(c.linear.x == 0.0 for c in after)
     assert len(after) <= node.cfg.teleop.rate_hz * (hold_s + 0.2), len(after)  # it went quiet
     assert joys and not any(j.axes[1] for j in joys[-3:])  # the pad is still there, centred
+
+
+def call(executor, future):
+    spin_until(executor, future.done)
+    assert future.done(), "no answer from teleop_node's parameter service"
+    return future.result()
+
+
+def test_parameter_services_list_describe_and_refuse(teleop):
+    """Over rclpy's parameter services: every teleop setting is listed and described from the config's
+    declaration; a live speed limit is range-checked and, in range, applied; a read-only key is refused."""
+    from rcl_interfaces.msg import ParameterType
+    from rclpy.parameter import Parameter
+    from rclpy.parameter_client import AsyncParameterClient
+
+    from parkour_core import params
+
+    node, peer, executor = teleop
+    client = AsyncParameterClient(peer, "teleop_node")
+    spin_until(executor, client.services_are_ready)
+    expected = {s.name for s in params.specs("teleop")}
+    assert {"teleop.max_vx_mps", "teleop.deadzone", "supervisor.gamepad_estop_buttons", "mode"} <= expected
+
+    listed = set(call(executor, client.list_parameters()).result.names)
+    assert expected <= listed
+
+    described = call(executor, client.describe_parameters(["teleop.max_vx_mps", "supervisor.gamepad_estop_buttons"]))
+    speed, estop = described.descriptors
+    assert speed.type == ParameterType.PARAMETER_DOUBLE and not speed.read_only
+    assert (speed.floating_point_range[0].from_value, speed.floating_point_range[0].to_value) == (0.0, 3.0)
+    assert "full stick" in speed.description
+    assert estop.type == ParameterType.PARAMETER_INTEGER_ARRAY and estop.read_only
+
+    got = call(executor, client.get_parameters(["teleop.max_vx_mps"])).values[0]
+    assert got.double_value == node.cfg.teleop.max_vx_mps
+
+    too_fast = call(executor, client.set_parameters([Parameter("teleop.max_vx_mps", value=5.0)])).results[0]
+    assert not too_fast.successful and "out of range" in too_fast.reason
+    read_only = call(executor, client.set_parameters([Parameter("supervisor.gamepad_estop_buttons", value=[1, 2])]))
+    assert not read_only.results[0].successful and "read-only" in read_only.results[0].reason
+    assert node.cfg.supervisor.gamepad_estop_buttons == [4, 5]
+
+    slower = call(executor, client.set_parameters([Parameter("teleop.max_vx_mps", value=0.4)])).results[0]
+    assert slower.successful, slower.reason
+    assert node.mapper.settings.max_vx_mps == 0.4 and node.cfg.teleop.max_vx_mps == 0.4
