@@ -139,6 +139,24 @@ def test_sim_refuses_a_robot_model_the_robot_has_not_by_name(capsys, tmp_path):
     assert line == "parkour sim: error: --robot-model mjlab: the h1 has no model 'mjlab'; known: ['default']", line
 
 
+def test_sim_refuses_cuda_providers_where_onnxruntime_has_no_cuda(capsys, tmp_path):
+    """The policy node would refuse them at startup; refused here first, with what to do."""
+    import onnxruntime as ort
+    import yaml
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has CUDA")
+    config = yaml.safe_load((config_dir() / "g1_sim.yaml").read_text())
+    config.setdefault("policy", {})["providers"] = "cuda"
+    path = tmp_path / "cuda.yaml"
+    path.write_text(yaml.safe_dump(config))
+    line = _sim_refuses(capsys, tmp_path, "--config", str(path))
+    assert line.startswith(
+        f"parkour sim: error: {path}: policy.providers is 'cuda' but this onnxruntime offers only "
+    ), line
+    assert line.endswith("or set policy.providers to auto or cpu"), line
+
+
 def test_sim_names_the_script_file_a_bad_step_is_in(capsys, tmp_path):
     script = tmp_path / "bad.yaml"
     script.write_text("steps:\n  - {at_s: 1.0, request: stand_up}\n  - {at_s: 2.0, request: jump}\n")

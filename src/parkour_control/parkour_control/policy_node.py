@@ -27,7 +27,7 @@ from parkour_core.bundle import Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import POLICY_FAULTS, ConfigError, StackConfig
-from parkour_core.inference import choose_providers
+from parkour_core.inference import ProviderError, choose_providers
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
@@ -515,6 +515,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ConfigError as e:
         print(f"policy_node: bad parameter: {e}", flush=True)
+        shutdown_rclpy()
+        return 2
+    except ProviderError as e:
+        print(f"policy_node: refusing to start: {e}", flush=True)
         shutdown_rclpy()
         return 2
     params = SingleThreadedExecutor()

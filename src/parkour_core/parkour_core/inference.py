@@ -10,8 +10,14 @@ CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
 
 
+class ProviderError(ValueError):
+    """The configured onnxruntime providers cannot run here."""
+
+
 def choose_providers(requested: str = "auto") -> list[str]:
-    """``auto``: CUDA where onnxruntime-gpu and a GPU exist (a Jetson), else CPU; or ``cpu``/``cuda``."""
+    """``auto``: CUDA where onnxruntime-gpu and a GPU exist (a Jetson), else CPU; or ``cpu``/``cuda``.
+    ``cuda`` where onnxruntime offers no CUDA raises :class:`ProviderError` rather than running on the CPU
+    unasked: the policy's timing is what was configured, or nothing runs."""
     import onnxruntime as ort
 
     available = ort.get_available_providers()
@@ -19,7 +25,10 @@ def choose_providers(requested: str = "auto") -> list[str]:
         return [CPU]
     if requested == "cuda":
         if CUDA not in available:
-            raise RuntimeError(f"policy.providers is 'cuda' but onnxruntime offers only {available}")
+            raise ProviderError(
+                f"policy.providers is 'cuda' but this onnxruntime offers only {', '.join(available)}: install "
+                "onnxruntime-gpu on a machine with a CUDA GPU, or set policy.providers to auto or cpu"
+            )
         return [CUDA, CPU]
     return [CUDA, CPU] if CUDA in available else [CPU]
 

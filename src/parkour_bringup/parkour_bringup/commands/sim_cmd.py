@@ -252,6 +252,7 @@ def _check_what_the_nodes_load(cfg: StackConfig, config_path: Path, args: argpar
     policy node does; `parkour model verify` checks with the same function). Each names where it came from."""
     from parkour_core.bundle import BundleError
     from parkour_core.bundles import verify_bundle
+    from parkour_core.inference import ProviderError, choose_providers
     from parkour_core.robots import get_robot
     from parkour_sim.models import robot_model
     from parkour_sim.scene import load_scene_file
@@ -265,6 +266,10 @@ def _check_what_the_nodes_load(cfg: StackConfig, config_path: Path, args: argpar
     except ValueError as e:
         raise ValueError(f"{source('--robot-model', args.robot_model, 'bridge.robot_model')}: {e}") from None
     load_scene_file(cfg.bridge.scene)  # its errors name the scene file
+    try:
+        choose_providers(cfg.policy.providers)
+    except ProviderError as e:
+        raise ValueError(f"{config_path}: {e}") from None
     if cfg.policy.bundle:
         try:
             verify_bundle(cfg.policy.bundle, spec)
