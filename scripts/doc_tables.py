@@ -24,7 +24,7 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -198,6 +198,23 @@ def bundle_label(result: dict[str, Any]) -> str:
     return f"{bundle} ({path})" if path.name != bundle else bundle
 
 
+def eval_grid(table: str, results: Sequence[dict[str, Any]]) -> tuple[list[float], list[tuple[dict, float, list]]]:
+    """The heights every source ran, and per source and speed its cells at those heights, in order; a source
+    missing one of them is refused, naming ``table``."""
+    heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
+    if not heights:
+        raise TableError(f"{table}: the sources share no obstacle height")
+    grid = []
+    for result in results:
+        by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
+        for v in sorted({c["speed_mps"] for c in result["cells"]}):
+            missing = [h for h in heights if (v, h) not in by_cell]
+            if missing:
+                raise TableError(f"{table}: {result['bundle']} has no cell at {v:g} m/s, {missing[0]:g} m")
+            grid.append((result, v, [by_cell[(v, h)] for h in heights]))
+    return heights, grid
+
+
 def eval_rows(*results: dict[str, Any]) -> str:
     """`parkour eval` rows, one per source and speed: bundle, robot model, success (falls / stops at the
     box / times out) and, where BLIND drove, the success of the trials the bundle drove alone. The
@@ -205,53 +222,36 @@ def eval_rows(*results: dict[str, Any]) -> str:
     of one grid join into one row per speed (:func:`merge_grid_parts`)."""
     from training.eval.protocol import FAILURES
 
-    results = merge_grid_parts(results)
-    heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
-    if not heights:
-        raise TableError("eval_rows: the sources share no obstacle height")
+    heights, grid = eval_grid("eval_rows", merge_grid_parts(results))
     rows = []
-    for result in results:
-        by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
-        bundle = bundle_label(result)
-        for v in sorted({c["speed_mps"] for c in result["cells"]}):
-            cells = []
-            for h in heights:
-                c = by_cell.get((v, h))
-                if c is None:
-                    raise TableError(f"eval_rows: {result['bundle']} has no cell at {v:g} m/s, {h:g} m")
-                failures = " / ".join(str(c["failure_modes"][k]) for k in FAILURES)
-                text = f"{percent(c['success_rate'])} ({failures})"
-                if c["blind_trials"]:
-                    text += f"; alone {percent(c['success_rate_student_alone'])}, BLIND in {c['blind_trials']}"
-                cells.append(text)
-            trials = f"{result['trials_per_cell']}"
-            rows.append([bundle, result.get("robot_model", "default"), f"{v:g} m/s", trials, *cells])
+    for result, v, cells in grid:
+        texts = []
+        for c in cells:
+            failures = " / ".join(str(c["failure_modes"][k]) for k in FAILURES)
+            text = f"{percent(c['success_rate'])} ({failures})"
+            if c["blind_trials"]:
+                text += f"; alone {percent(c['success_rate_student_alone'])}, BLIND in {c['blind_trials']}"
+            texts.append(text)
+        trials = f"{result['trials_per_cell']}"
+        rows.append([bundle_label(result), result.get("robot_model", "default"), f"{v:g} m/s", trials, *texts])
     return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
 def eval_alone(*results: dict[str, Any]) -> str:
     """The headline of `parkour eval` rows: per bundle and speed, the success of the trials the bundle drove
     alone, and beside it the trials the supervisor's BLIND fallback finished (failures in the headline)."""
-    heights = sorted(set.intersection(*({c["height_m"] for c in r["cells"]} for r in results)))
-    if not heights:
-        raise TableError("eval_alone: the sources share no obstacle height")
+    heights, grid = eval_grid("eval_alone", results)
     rows = []
-    for result in results:
-        by_cell = {(c["speed_mps"], c["height_m"]): c for c in result["cells"]}
-        for v in sorted({c["speed_mps"] for c in result["cells"]}):
-            cells = []
-            for h in heights:
-                c = by_cell.get((v, h))
-                if c is None:
-                    raise TableError(f"eval_alone: {result['bundle']} has no cell at {v:g} m/s, {h:g} m")
-                cells.append(
-                    f"**{percent(c['success_rate_student_alone'])}** "
-                    f"(+{percent(c['success_rate_blind_finished'])} BLIND-finished)"
-                )
-            name = f"`{Path(result['bundle_path']).name}`"
-            if result.get("teacher"):  # a privileged teacher row drives the walking policy's bundle
-                name = f"`{Path(result['teacher']).parent.name}` (teacher, privileged)"
-            rows.append([name, f"{v:g} m/s", result.get("seed_set", "custom"), str(result["trials_per_cell"]), *cells])
+    for result, v, cells in grid:
+        texts = [
+            f"**{percent(c['success_rate_student_alone'])}** "
+            f"(+{percent(c['success_rate_blind_finished'])} BLIND-finished)"
+            for c in cells
+        ]
+        name = f"`{Path(result['bundle_path']).name}`"
+        if result.get("teacher"):  # a privileged teacher row drives the walking policy's bundle
+            name = f"`{Path(result['teacher']).parent.name}` (teacher, privileged)"
+        rows.append([name, f"{v:g} m/s", result.get("seed_set", "custom"), str(result["trials_per_cell"]), *texts])
     return md_table(["bundle", "speed", "seeds", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
 
 
