@@ -67,7 +67,12 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instances", type=int, default=None, help="instances per cell (default 100)")
     p.add_argument("--trials", type=int, default=None, help="trials per instance (default 5)")
     p.add_argument("--speeds", type=_floats, default=None, help="commanded speeds, m/s (default 1,2)")
-    p.add_argument("--heights", type=_floats, default=None, help="obstacle heights, m (default 0.36,0.58,0.76)")
+    p.add_argument(
+        "--heights",
+        type=_floats,
+        default=None,
+        help="obstacle heights, m (default 0.36,0.58,0.76; 0: flat ground)",
+    )
     p.add_argument(
         "--only-heights", type=_floats, default=(),
         help="run only these of --heights, each cell seeded as in the whole grid (a part of a committed grid)",
@@ -108,8 +113,8 @@ def protocol_from_args(args: argparse.Namespace) -> Any:
             raise ValueError(f"--speeds {args.speeds}: each must lie in 0.1..3.0 m/s")
         p = replace(p, speeds_mps=args.speeds)
     if args.heights:
-        if any(not 0.0 < h <= 1.5 for h in args.heights):
-            raise ValueError(f"--heights {args.heights}: each must lie in (0, 1.5] m")
+        if any(not 0.0 <= h <= 1.5 for h in args.heights):
+            raise ValueError(f"--heights {args.heights}: each must lie in [0, 1.5] m (0: flat ground)")
         p = replace(p, heights_m=args.heights)
     missing = [h for h in args.only_heights if h not in p.heights_m]
     if missing:
@@ -160,7 +165,7 @@ def trial_seeds_sha256(trials: list[dict]) -> str:
 def compare_rows(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per bundle per cell (cells in the grid's order, bundles in the command's), headline first."""
     keys = ("success_rate_student_alone", "success_rate_blind_finished", "blind_trials", "success_rate",
-            "successes_student_alone", "successes_with_blind", "failure_modes", "trials")  # fmt: skip
+            "successes_student_alone", "successes_with_blind", "failure_modes", "trials", "mean_pace_mps")  # fmt: skip
     first = next(iter(results.values()))
     rows = []
     for k, cell in enumerate(first["cells"]):
@@ -168,7 +173,7 @@ def compare_rows(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             c = result["cells"][k]
             assert (c["speed_mps"], c["height_m"]) == (cell["speed_mps"], cell["height_m"])
             rows.append({"speed_mps": c["speed_mps"], "height_m": c["height_m"], "label": label,
-                         "bundle": result["bundle"], **{key: c[key] for key in keys}})  # fmt: skip
+                         "bundle": result["bundle"], **{key: c.get(key) for key in keys}})  # fmt: skip
     return rows
 
 

@@ -48,6 +48,7 @@ class TrialResult:
     blind_s: float  # time the supervisor walked its fallback gait
     transitions: list[dict[str, Any]]
     sim_s: float
+    pace_mps: float | None = None  # mean forward (+x) speed from activation to the trial's end
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class TrialResult:
             "final_mode": self.final_mode,
             "blind_s": round(self.blind_s, 3),
             "sim_s": round(self.sim_s, 3),
+            "pace_mps": None if self.pace_mps is None else round(self.pace_mps, 3),
         }
 
 
@@ -117,6 +119,7 @@ class TrialRunner:
         speed = instance.speed_mps
         stand_up_s = cfg.supervisor.stand_up_duration_s
         active_at: float | None = None
+        active_x = 0.0
         stood_at: float | None = None
         activate_sent = False
         horizon = p.horizon_s(speed, instance.start_m, len(instance.boxes), 0.0)
@@ -168,6 +171,7 @@ class TrialRunner:
                 sim.set_command(command, np.ones(self.spec.num_joints, dtype=bool))
                 if core.mode is Mode.ACTIVE and before is not Mode.ACTIVE and active_at is None:
                     active_at = now
+                    active_x = float(sim.base_pos[0])
                     runner.reset()  # as the policy node does on entering ACTIVE
                     if teacher is not None:
                         teacher.reset()
@@ -206,4 +210,5 @@ class TrialRunner:
             blind_s=blind_ticks / cfg.supervisor.rate_hz,
             transitions=[t.to_dict() for t in core.transitions],
             sim_s=sim.time,
+            pace_mps=(float(sim.base_pos[0]) - active_x) / max(sim.time - active_at, dt),
         )

@@ -177,8 +177,15 @@ def summarise_cells(p: Protocol, trials: list[dict], only_heights: tuple[float, 
                 "successes_with_blind": successes - successes_alone,
                 "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
                 "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
+                # The pace kept, over the trials that did not fall (a 0 m cell: on flat ground).
+                "mean_pace_mps": _mean([t.get("pace_mps") for t in rows if t["outcome"] != "falls"]),
             })  # fmt: skip
     return cells
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(np.mean(known)) if known else None
 
 
 def summarise_courses(trials: list[dict]) -> dict[str, Any] | None:

@@ -4,7 +4,8 @@ PHP's sim-to-sim protocol: a box obstacle straight ahead, yawed +-20 deg, its ne
 distance ahead (U[1.5, 3.0] m at 1 m/s, U[3.0, 4.5] m at 2 m/s); the robot is commanded straight at
 it. Success: the robot clears the box and advances ``beyond_m`` (1.5 m) past its far face without
 falling, within the horizon. Failures are told apart: ``falls``, ``stops_at_box`` (the horizon
-ends with the robot still in front of the box), ``times_out`` (anywhere else).
+ends with the robot still in front of the box), ``times_out`` (anywhere else). A height of 0 is flat
+ground: the same course with the box left out of the world (the pace a policy keeps on the flat).
 
 Every trial is drawn from ``trial_seed(root, cell, instance, trial)``. The roots come in named seed
 sets (``SEED_SETS``): ``validation`` is the set for choosing among models (gains, checkpoints,
@@ -107,7 +108,8 @@ class Instance:
     def world(self) -> dict:
         return {
             "description": "parkour eval instance",
-            "boxes": [b.scene_entry(f"obstacle{i}") for i, b in enumerate(self.boxes)],
+            # A zero-height box is flat ground: it stays in the course (starts, verdict), not in the world.
+            "boxes": [b.scene_entry(f"obstacle{i}") for i, b in enumerate(self.boxes) if b.height_m > 0],
         }
 
 

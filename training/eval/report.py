@@ -21,6 +21,14 @@ def percent(rate: float | None) -> str:
     return "n/a" if rate is None else f"{100 * rate:.0f} %"
 
 
+def height_text(height_m: float) -> str:
+    return "flat" if height_m == 0 else f"{height_m * 100:.0f} cm"
+
+
+def pace_text(speed_mps: float | None) -> str:
+    return "n/a" if speed_mps is None else f"{speed_mps:.2f} m/s"
+
+
 def blind_finished(cell: dict[str, Any]) -> float | None:
     """The share of a cell's trials that succeeded with BLIND driving part of them (older eval.json
     files have only ``success_rate`` and ``success_rate_student_alone``)."""
@@ -50,7 +58,8 @@ def cell_text(cell: dict[str, Any]) -> str:
     if cell.get("success_rate_student_alone") is None:  # no trials, or a file from before BLIND was counted
         return f"n/a alone; {percent(cell['success_rate'])} in all ({failures})"
     extra = f"+{percent(blind_finished(cell))} BLIND-finished (BLIND in {cell['blind_trials']})"
-    return f"**{percent(cell['success_rate_student_alone'])}** {extra}; {failures}"
+    pace = f"; pace {pace_text(cell['mean_pace_mps'])}" if "mean_pace_mps" in cell else ""
+    return f"**{percent(cell['success_rate_student_alone'])}** {extra}; {failures}{pace}"
 
 
 def markdown_table(result: dict[str, Any]) -> str:
@@ -65,11 +74,12 @@ def markdown_table(result: dict[str, Any]) -> str:
         f"Success of `{result['bundle']}`{ablated} ({result['trials_per_cell']} trials per cell). Each cell: "
         "**the policy driving alone** (the headline: successes in trials the supervisor's BLIND fallback never "
         "drove, over all trials); + the successes BLIND finished, and in how many trials BLIND drove; then the "
-        "failures: falls / stops at the box / times out.",
+        "failures: falls / stops at the box / times out; the pace: mean forward speed from activation to the "
+        "trial's end, over the trials that did not fall.",
         "",
         seed_set_line(result),
         "",
-        "| speed | " + " | ".join(f"{h * 100:.0f} cm" for h in heights) + " |",
+        "| speed | " + " | ".join(height_text(h) for h in heights) + " |",
         "| --- | " + " | ".join("---" for _ in heights) + " |",
     ]
     for v in speeds:
@@ -86,7 +96,7 @@ def markdown_table(result: dict[str, Any]) -> str:
 
 
 COMPARE_COLUMNS = ("speed", "height", "bundle", "alone (headline)", "+ BLIND-finished", "BLIND trials",
-                   "falls", "stops at box", "times out", "trials")  # fmt: skip
+                   "falls", "stops at box", "times out", "trials", "pace")  # fmt: skip
 
 
 def compare_markdown(compare: dict[str, Any]) -> str:
@@ -94,7 +104,8 @@ def compare_markdown(compare: dict[str, Any]) -> str:
     lines = [
         f"`parkour eval --bundles`: {len(compare['bundles'])} bundles over the same cells and trials "
         f"({compare['trials_per_cell']} per cell), in one command at commit `{compare['git_commit']}`. "
-        "`alone` is the headline: successes in trials the supervisor's BLIND fallback never drove, over all trials.",
+        "`alone` is the headline: successes in trials the supervisor's BLIND fallback never drove, over all trials; "
+        "`pace`: mean forward speed from activation to the trial's end, over the trials that did not fall.",
         "",
         seed_set_line(compare),
         "",
@@ -106,9 +117,10 @@ def compare_markdown(compare: dict[str, Any]) -> str:
     for r in compare["rows"]:
         f = r["failure_modes"]
         lines.append("| " + " | ".join([
-            f"{r['speed_mps']:g} m/s", f"{100 * r['height_m']:.0f} cm", f"`{r['label']}`",
+            f"{r['speed_mps']:g} m/s", height_text(r["height_m"]), f"`{r['label']}`",
             f"**{percent(r['success_rate_student_alone'])}**", f"+{percent(r['success_rate_blind_finished'])}",
             str(r["blind_trials"]), *(str(f[k]) for k in FAILURES), str(r["trials"]),
+            pace_text(r.get("mean_pace_mps")),
         ]) + " |")  # fmt: skip
     lines += ["", "| bundle | path | SHA-256 |", "| --- | --- | --- |"]
     for b in compare["bundles"]:
@@ -142,7 +154,7 @@ def plot_heatmap(result: dict[str, Any], out: Path) -> Path:
             if helped[i, j] > 0:
                 text += f"\n+{100 * helped[i, j]:.0f}% by BLIND"
             ax.text(j, i, text, ha="center", va="center", fontsize=11)
-    ax.set_xticks(range(len(heights)), [f"{h * 100:.0f} cm" for h in heights])
+    ax.set_xticks(range(len(heights)), [height_text(h) for h in heights])
     ax.set_yticks(range(len(speeds)), [f"{v:g} m/s" for v in speeds])
     ax.set_xlabel("obstacle height")
     ax.set_ylabel("commanded speed")

@@ -132,7 +132,7 @@ def test_the_comparison_table_has_a_row_per_bundle_per_cell_headline_first():
     header = next(line for line in lines if line.startswith("| speed"))
     row = next(line for line in lines if line.startswith("| 1 m/s"))
     assert header.split("|")[4].strip() == "alone (headline)" and header.split("|")[5].strip() == "+ BLIND-finished"
-    assert row == "| 1 m/s | 10 cm | `a` | **50 %** | +25 % | 1 | 1 | 0 | 0 | 4 |"
+    assert row == "| 1 m/s | 10 cm | `a` | **50 %** | +25 % | 1 | 1 | 0 | 0 | 4 | n/a |"  # no pace in this file
     assert "ab" * 32 in table and "parkour eval --bundles a" in table and "c0ffee" in table
 
 
@@ -145,6 +145,19 @@ def test_the_grid_and_its_summary():
     cells = summarise_cells(p, trials)
     assert cells[0]["success_rate"] == pytest.approx(2 / 6) and cells[0]["failure_modes"]["falls"] == 4
     assert cells[1]["success_rate"] == 0.0 and cells[1]["trials"] == 6
+
+
+def test_a_flat_cell_keeps_its_course_out_of_the_world_and_reports_the_pace_of_trials_that_stood():
+    flat = Instance(1.0, (Box(2.0, 0.0, 0.0, 0.0, 0.8, 3.0),), 1.6)
+    assert flat.world()["boxes"] == [] and len(straight_box(0.1, near=1.6).world()["boxes"]) == 1
+    p = Protocol(speeds_mps=(1.0,), heights_m=(0.0,), instances=3, trials=1)
+    paces = (("success", 0.8), ("success", 0.9), ("falls", 0.1))  # the fallen trial's pace is not counted
+    trials = [{"speed_mps": 1.0, "height_m": 0.0, "obstacles": 1, "progress_m": 1.0, "blind_s": 0.0,
+               "outcome": o, "pace_mps": pace} for o, pace in paces]  # fmt: skip
+    (cell,) = summarise_cells(p, trials)
+    assert cell["mean_pace_mps"] == pytest.approx(0.85) and cell["speed_mps"] == 1.0
+    assert "pace 0.85 m/s" in markdown_table({"bundle": "b", "trials_per_cell": 3, "cells": [cell]})
+    assert "| flat |" in markdown_table({"bundle": "b", "trials_per_cell": 3, "cells": [cell]})
 
 
 def test_part_of_a_grid_runs_the_whole_grid_s_trials_of_those_cells():
@@ -186,6 +199,7 @@ def test_the_walking_policy_steps_over_a_2cm_plank_but_not_onto_a_36cm_box(trial
     result = trial_runner.run(slow, plank, seed=1)
     assert result.outcome == "success", result
     assert [t["to"] for t in result.transitions] == ["STAND_UP", "STAND", "ACTIVE"]
+    assert result.pace_mps is not None and 0.1 < result.pace_mps < 0.7, result  # it walks, at about its command
     box = trial_runner.run(P, straight_box(0.36, near=1.5), seed=1)
     assert box.outcome != "success" and box.boxes_cleared == 0, box
 
@@ -244,7 +258,7 @@ def test_cli_writes_eval_json_table_and_heatmap_and_never_overwrites(tmp_path):
     ("args", "message"),
     [
         (["--heights", "0.3,x"], "not a comma-separated list"),
-        (["--heights", "2.0"], "must lie in (0, 1.5]"),
+        (["--heights", "2.0"], "must lie in [0, 1.5]"),
         (["--speeds", "9"], "must lie in 0.1..3.0"),
         (["--bundle", "no_such_bundle"], "no_such_bundle"),
         (["--instances", "0"], "at least 1"),
