@@ -3,9 +3,9 @@
 A format's module says in one line what it reads (``HELP``) and turns an export into a
 :class:`~.common.Source` (``read(src, spec)``: the files, the declaration and what it verified
 or assumed); :func:`import_bundle` checks and writes it (:func:`~.common.write_bundle`). A new
-format (mjlab's ONNX with its attached metadata) is one more module with ``HELP`` and ``read``
-and one line in :data:`FORMATS`. ``python -m parkour_core.bundles.importers`` is the same verb
-without the ROS command line (``make setup`` builds ``models/g1_walk`` with it).
+format is one more module with ``HELP`` and ``read`` and one line in :data:`FORMATS`.
+``python -m parkour_core.bundles.importers`` is the same verb without the ROS command line
+(``make setup`` builds ``models/g1_walk`` with it).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ FORMATS: dict[str, str] = {
     "rsl_rl": "parkour_core.bundles.importers.rsl_rl",
     "holosoma": "parkour_core.bundles.importers.holosoma",
     "php": "parkour_core.bundles.importers.php",
+    "mjlab": "parkour_core.bundles.importers.mjlab",
 }
 
 
@@ -47,8 +48,8 @@ def import_bundle(fmt: str, src: str, out: Path, spec: Path | None = None, name:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", choices=sorted(FORMATS), help="what wrote the export (see docs/byop.md)")
-    p.add_argument("src", help="rsl_rl: the .onnx file; holosoma: the .onnx file, or ppo/fastsac (the wheel's); "
-                               "php: the folder with depth_backbone.onnx and student.onnx")  # fmt: skip
+    p.add_argument("src", help="rsl_rl, mjlab: the .onnx file; holosoma: the .onnx file, or ppo/fastsac (the "
+                               "wheel's); php: the folder with depth_backbone.onnx and student.onnx")  # fmt: skip
     p.add_argument("--out", type=Path, required=True, help="the bundle folder to write")
     p.add_argument("--spec", type=Path, default=None, help="import spec (YAML): what the export does not record")
     p.add_argument("--name", default=None, help="the bundle's name (default: the --out folder's name)")
