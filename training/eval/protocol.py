@@ -3,9 +3,8 @@
 PHP's sim-to-sim protocol: a box obstacle straight ahead, yawed +-20 deg, its near face a random
 distance ahead (U[1.5, 3.0] m at 1 m/s, U[3.0, 4.5] m at 2 m/s); the robot is commanded straight at
 it. Success: the robot clears the box and advances ``beyond_m`` (1.5 m) past its far face without
-falling, within the horizon. Failures: ``falls``, ``stops_at_box`` (the horizon ends with the robot
-still in front of the box), ``times_out`` (anywhere else). A height of 0 is flat ground (the box
-left out of the world).
+falling, within the horizon. Failures: ``falls``, ``stops_at_box`` (ending just before the box),
+``times_out`` (anywhere else). A height of 0 is flat ground (the box left out of the world).
 
 Every trial is drawn from ``trial_seed(root, cell, instance, trial)``. The roots come in named seed
 sets (``SEED_SETS``): ``validation`` is the set for choosing among models (gains, checkpoints,
