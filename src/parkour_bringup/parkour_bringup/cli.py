@@ -12,7 +12,7 @@ import importlib.metadata
 import sys
 from types import ModuleType
 
-from parkour_bringup.commands import bag_cmd, config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd
+from parkour_bringup.commands import bag_cmd, config_cmd, faults_cmd, model_cmd, robot_cmd, sim_cmd, sim_to_sim_cmd
 from parkour_core.ros_process import take_signals
 
 ENTRY_POINT_GROUP = "parkour.commands"
@@ -24,6 +24,7 @@ RUNTIME_COMMANDS: dict[str, ModuleType] = {
     "config": config_cmd,
     "faults": faults_cmd,
     "bag": bag_cmd,
+    "sim-to-sim": sim_to_sim_cmd,
 }
 
 # Verbs the training workspace registers: named here only to say where they come from when they
