@@ -1,17 +1,18 @@
-"""The students that ship, and a PHP-sized one: our runtime path against plain onnxruntime, side by side.
+"""The students that ship, a PHP-sized one and the imported policies: our runtime path against plain onnxruntime.
 
-A control tick runs the recurrent student; on ticks where the 30 Hz camera has published a frame the
-depth backbone runs first. Models: ``student_walk`` and ``student_step``, the trained students in
-``models/`` exactly as committed files; ``php_random``, a PHP-sized student (11.6M parameters) with
-RANDOM weights (seed 0): the size PHP deploys, not a policy. Implementations per model: ``ours_fp32``
-and ``ours_int8`` (:class:`Ours`), ``plain_ort_fp32`` (:class:`PlainOrt`), ``torch_eager``
-(:class:`TorchEager`). All replay the same recorded ticks (:func:`recording`) in alternating blocks
-(:func:`measure`) with the same intra-op thread count (``--threads``, default 1: the policy node's
-setting), the process pinned to that many cores. Each implementation's actions are compared with plain
-onnxruntime fp32 over the whole rollout (``max_action_error_vs_plain_ort_fp32``).
+A control tick runs the policy; on ticks where the 30 Hz camera has published a frame a depth student's
+backbone runs first. Models: ``student_walk`` and ``student_step`` (``models/``, as committed); ``php_random``,
+a PHP-sized student (11.6M parameters) with RANDOM weights (seed 0): PHP's size, not a policy; ``imported``:
+each policy ``import_bundle`` makes here (imported.py: holosoma's two walkers, a PHP-format pair, an rsl_rl
+export; more with ``--import``). Implementations: ``ours_fp32``/``ours_int8`` (:class:`Ours`: PolicyRunner,
+observation included), ``plain_ort_fp32`` (:class:`PlainOrt`: ``InferenceSession.run`` on the same files,
+observation built beforehand), ``torch_eager``. All replay the same recorded ticks in alternating blocks
+(:func:`measure`), the same intra-op threads (``--threads``, default 1, pinned); actions are compared with
+plain onnxruntime over the whole rollout; ``overhead`` gives ours / plain per model against 1.1.
 
-Run: ``.venv/bin/python bench/policy/run.py --out bench/results`` (writes policy.json and a PNG there;
-recordings and int8 variants are cached under the temp folder, so a rerun skips making them).
+Run: ``.venv/bin/python bench/policy/run.py --out bench/results`` (policy.json and policy_step_hist.png;
+recordings and int8 variants are cached under the temp folder). ``--no-int8 --no-torch --no-cold --ticks 200``
+is a quick check that it runs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # training/ is a package at the repository root, not an installed one
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported.py beside this file
+
+from imported import imported_bundles  # noqa: E402  (bench/policy/imported.py)
 
 from parkour_core.bundle import MANIFEST, Bundle, BundleError, load_bundle  # noqa: E402
 from parkour_core.gait import GaitClock  # noqa: E402
@@ -54,9 +58,7 @@ from training.export.calibration import (  # noqa: E402
 )
 from training.export.parity import ParityError, Rollout, action_range, concat_rollouts  # noqa: E402
 from training.export.student import (  # noqa: E402
-    BACKBONE_FILE,
     INT8_RELATIVE_TOLERANCE,
-    STUDENT_FILE,
     build_random_student,
     export_random_student,
     quantize_bundle,
@@ -67,6 +69,7 @@ BENCH_SEED = CHECK_SEEDS[0]  # the recording every implementation replays (its h
 SHIPPED = ("student_walk", "student_step")
 PHP_INPUTS_FROM = "student_step"
 TARGET_P99_MS = 2.0  # PHP-sized student on one core
+TARGET_OVERHEAD_RATIO = 1.1  # PolicyRunner / plain onnxruntime on the same files, p50 and p99
 P99_BLOCKS = 5
 CACHE = Path(tempfile.gettempdir()) / "parkour_bench"
 
@@ -212,6 +215,18 @@ def php_bundles(frames: list[np.ndarray], check: Rollout, cache: Path) -> tuple[
     return load_bundle(fp32_dir), Int8Verdict(True, int8.manifest.provenance["checks"]["int8_vs_fp32_onnx"], int8)
 
 
+def php_fp32_only(cache: Path) -> Bundle:
+    """The random PHP student's fp32 bundle alone (``--no-int8``: no recordings to calibrate on)."""
+    fp32_dir = cache / f"student_random_php_seed{SEED}_fp32"
+    if not (fp32_dir / MANIFEST).is_file():
+        print(f"exporting the PHP-sized random student (fp32) to {fp32_dir}")
+        export_random_student(fp32_dir, size="php_student_gpu", seed=SEED, precision="fp32")
+    return load_bundle(fp32_dir)
+
+
+INT8_NOT_RUN = Int8Verdict(False, {}, None, "not run (--no-int8)")
+
+
 # ----------------------------------------------------------------------------- implementations
 class Observer:
     """Builds an implementation's observation from its own previous action and gait clock (not timed)."""
@@ -249,8 +264,13 @@ class Ours:
     def reset(self) -> None:
         self.runner.reset()
 
+    def paths(self) -> dict[str, Any]:
+        """What the timed steps ran: the runner's paths, and how many steps built the observation with
+        ``build_observation`` (inputs the compiled writer does not take)."""
+        return {**self.runner.paths(), "steps_with_build_observation": self.runner.built_observations}
+
     def tick(self, rollout: Rollout, k: int) -> tuple[float, np.ndarray]:
-        frame = rollout.depth_frames[k]
+        frame = rollout.depth_frames[k] if self.runner.backbone is not None else None
         started = time.perf_counter()
         if frame is not None:
             self.runner.set_depth(frame, stamp_s=k * rollout.tick_s)
@@ -259,49 +279,58 @@ class Ours:
 
 
 class PlainOrt:
-    """Default onnxruntime sessions on the fp32 files, ``threads`` intra-op threads, our own hidden state.
+    """Default onnxruntime sessions on the bundle's files, ``threads`` intra-op threads, our own hidden state.
 
-    Fed an observation built beforehand, so only its two ``run`` calls are timed.
+    Fed an observation built beforehand, so only its ``run`` calls are timed: the backbone's on a new
+    frame (depth students), the policy's every tick with the latent and hidden state where it has them.
     """
 
     def __init__(self, bundle: Bundle, threads: int) -> None:
         import onnxruntime as ort
 
         m = bundle.manifest
-        assert m.depth_backbone is not None and m.hidden_shape is not None and m.depth is not None
 
         def session(file: str) -> Any:
             options = ort.SessionOptions()
             options.intra_op_num_threads = threads
             return ort.InferenceSession(str(bundle.file(file)), options, providers=["CPUExecutionProvider"])
 
-        self.backbone = session(BACKBONE_FILE)
-        self.student = session(STUDENT_FILE)
-        self.depth_in = m.depth_backbone.inputs["depth"]
-        self.latent_out = m.depth_backbone.outputs["latent"]
+        self.backbone = session(m.depth_backbone.file) if m.depth_backbone is not None else None
+        self.student = session(m.policy.file)
+        if m.depth_backbone is not None:
+            self.depth_in = m.depth_backbone.inputs["depth"]
+            self.latent_out = m.depth_backbone.outputs["latent"]
         self.inputs = m.policy.inputs
-        self.outputs = [m.policy.outputs["action"], m.policy.outputs["hidden"]]
-        self.latent = np.zeros((1, m.depth.latent_dim), dtype=np.float32)
+        self.outputs = [m.policy.outputs["action"]] + ([m.policy.outputs["hidden"]] if m.hidden_shape else [])
+        self.latent = np.zeros((1, m.depth.latent_dim), dtype=np.float32) if m.depth is not None else None
         self.hidden_shape = m.hidden_shape
-        self.hidden = np.zeros(m.hidden_shape, dtype=np.float32)
+        self.hidden = np.zeros(m.hidden_shape, dtype=np.float32) if m.hidden_shape else None
         self.observer = Observer(bundle)
         self.observe_s: list[float] = []
 
     def reset(self) -> None:
-        self.hidden = np.zeros(self.hidden_shape, dtype=np.float32)
+        if self.hidden_shape:
+            self.hidden = np.zeros(self.hidden_shape, dtype=np.float32)
         self.observer.reset()
 
     def tick(self, rollout: Rollout, k: int) -> tuple[float, np.ndarray]:
         before = time.perf_counter()
         obs = self.observer(rollout, k)
-        frame = rollout.depth_frames[k]
+        frame = rollout.depth_frames[k] if self.backbone is not None else None
         started = time.perf_counter()
         if frame is not None:
             self.latent = self.backbone.run([self.latent_out], {self.depth_in: frame[None]})[0]
-        feeds = {self.inputs["obs"]: obs[None], self.inputs["latent"]: self.latent, self.inputs["hidden"]: self.hidden}
-        action, self.hidden = self.student.run(self.outputs, feeds)
+        feeds = {self.inputs["obs"]: obs[None]}
+        if self.latent is not None:
+            feeds[self.inputs["latent"]] = self.latent
+        if self.hidden is not None:
+            feeds[self.inputs["hidden"]] = self.hidden
+        outputs = self.student.run(self.outputs, feeds)
+        if self.hidden is not None:
+            self.hidden = outputs[1]
         elapsed = time.perf_counter() - started
         self.observe_s.append(started - before)
+        action = outputs[0]
         self.observer.feed_back(action[0])
         return elapsed, action[0]
 
@@ -423,11 +452,12 @@ def ratios(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, float]:
     return {q: round(ours["ms"][q] / peer["ms"][q], 3) for q in ("p50", "p99")}
 
 
-def model_report(measured: Measured, peer: str) -> dict[str, Any]:
+def model_report(measured: Measured, peer: str, impls_run: dict[str, Any]) -> dict[str, Any]:
     reference = measured.actions[peer]
     impls = {name: timing(t, measured.new_frame) for name, t in measured.times.items()}
     return {
         "implementations": impls,
+        "ours_paths": {name: impl.paths() for name, impl in impls_run.items() if isinstance(impl, Ours)},
         "ratios_vs_" + peer: {name: ratios(impls[name], impls[peer]) for name in impls if name.startswith("ours")},
         "max_action_error_vs_" + peer: {
             name: float(np.max(np.abs(a - reference))) for name, a in measured.actions.items() if name != peer
@@ -493,8 +523,12 @@ def plot(groups: dict[str, dict[str, list[float]]], path: Path, threads: int) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.5), squeeze=False)
-    for ax, (title, times) in zip(axes[0], groups.items(), strict=True):
+    columns = min(len(groups), 4)
+    rows = -(-len(groups) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 4.5 * rows), squeeze=False)
+    for ax in axes.flat[len(groups) :]:
+        ax.set_visible(False)
+    for ax, (title, times) in zip(axes.flat, groups.items(), strict=False):
         top = max(float(np.percentile(np.asarray(t) * 1e3, 99.5)) for t in times.values())
         bins = np.linspace(0.0, top * 1.05, 100)
         for name, t in times.items():
@@ -508,7 +542,7 @@ def plot(groups: dict[str, dict[str, list[float]]], path: Path, threads: int) ->
         ax.set_xlabel("control step (ms); dashed: p99")
         ax.set_ylabel("ticks")
         ax.legend(fontsize=7)
-    fig.suptitle(f"student every tick + backbone on a new frame, {threads} intra-op thread(s), alternating blocks")
+    fig.suptitle(f"policy every tick + depth backbone on a new frame, {threads} intra-op thread(s), alternating blocks")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -516,35 +550,74 @@ def plot(groups: dict[str, dict[str, list[float]]], path: Path, threads: int) ->
 
 
 # ---------------------------------------------------------------------------------------- main
-def summary_rows(models: dict[str, dict[str, Any]], threads: int) -> list[dict[str, Any]]:
+PEER_NAME = "plain onnxruntime, fp32, same files"
+
+
+def _row(what: str, ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "what": what,
+        "unit": "ms",
+        "ours": {"p50": ours["ms"]["p50"], "p99": ours["ms"]["p99"]},
+        "peer": {"name": PEER_NAME, "p50": peer["ms"]["p50"], "p99": peer["ms"]["p99"]},
+    }
+
+
+def summary_rows(
+    models: dict[str, dict[str, Any]], threads: int, imported: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     cores = "one core" if threads == 1 else f"{threads} threads"
     rows = []
-    peer_name = "plain onnxruntime, fp32, same files"
-
-    def row(what: str, ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "what": what,
-            "unit": "ms",
-            "ours": {"p50": ours["ms"]["p50"], "p99": ours["ms"]["p99"]},
-            "peer": {"name": peer_name, "p50": peer["ms"]["p50"], "p99": peer["ms"]["p99"]},
-        }
-
     for name, r in models.items():
         impls = r["implementations"]
         peer = impls["plain_ort_fp32"]
         random = name == "php_random"
         label = "PHP-sized student, RANDOM weights" if random else f"{name} (trained, ships fp32)"
-        rows.append(row(f"{label} control step, {cores}: ours fp32 PolicyRunner", impls["ours_fp32"], peer))
+        rows.append(_row(f"{label} control step, {cores}: ours fp32 PolicyRunner", impls["ours_fp32"], peer))
         if "ours_int8" in impls:
             note = "random weights" if random else "not shipped"
             rows.append(
-                row(f"{label}: ours int8 PolicyRunner (passes the int8 check; {note})", impls["ours_int8"], peer)
+                _row(f"{label}: ours int8 PolicyRunner (passes the int8 check; {note})", impls["ours_int8"], peer)
             )
         cold = r.get("cold_cache")
         if cold:
             what = f"{label}: ours {cold['ours_is'][5:]}, tick by tick after the other model (cold caches)"
-            rows.append(row(what, cold["ours"], cold["peer"]))
+            rows.append(_row(what, cold["ours"], cold["peer"]))
+    for name, r in (imported or {}).items():
+        impls = r["implementations"]
+        what = f"{name} (imported from {r['format']}) control step, {cores}: ours PolicyRunner"
+        rows.append(_row(what, impls["ours_fp32"], impls["plain_ort_fp32"]))
     return rows
+
+
+def with_peer_observation(report: dict[str, Any], measured: Measured, peer: PlainOrt, warmup: int) -> dict[str, Any]:
+    """The peer's observation building, timed beside (not inside) its runs: added tick by tick, a
+    like-for-like peer of our whole path (which builds its observation inside the step)."""
+    peer_obs = np.asarray(peer.observe_s[warmup:])
+    with_obs = timing(list(np.asarray(measured.times["plain_ort_fp32"]) + peer_obs), measured.new_frame)
+    report["plain_ort_fp32_plus_its_observation"] = with_obs
+    report["ratios_vs_plain_ort_fp32_plus_its_observation"] = {
+        ours: ratios(report["implementations"][ours], with_obs)
+        for ours in report["implementations"]
+        if ours.startswith("ours")
+    }
+    report["peer_observation_ms_not_timed"] = summary_ms(peer_obs)
+    return report
+
+
+def overhead_verdict(groups: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Ours fp32 / plain onnxruntime on the same files, p50 and p99, against :data:`TARGET_OVERHEAD_RATIO`:
+    a reading of this run, never a pass/fail of a test."""
+    ratio = {
+        name: r["ratios_vs_plain_ort_fp32"]["ours_fp32"]
+        for group in groups.values()
+        for name, r in group.items()
+    }  # fmt: skip
+    return {
+        "what": "PolicyRunner's own overhead: ours_fp32 / plain_ort_fp32, p50 and p99, per model",
+        "target_at_most": TARGET_OVERHEAD_RATIO,
+        "ratios": ratio,
+        "within_target": {name: max(r.values()) <= TARGET_OVERHEAD_RATIO for name, r in ratio.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -564,6 +637,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cold", action="store_true", help="skip the PHP student's tick-by-tick (cold cache) pass")
     parser.add_argument("--no-php", action="store_true", help="skip the PHP-sized random student")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch eager reference")
+    parser.add_argument(
+        "--no-int8", action="store_true", help="skip the int8 variants and the recordings that calibrate and check them"
+    )
+    parser.add_argument("--no-imported", action="store_true", help="skip the imported policies (imported.py)")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="FORMAT:SRC[:SPEC]",
+        help="one more imported policy to time, as `parkour model import FORMAT SRC --spec SPEC` reads it",
+    )
     parser.add_argument("--cpu", type=int, help="core to pin to with --threads 1 (default: the last allowed core)")
     parser.add_argument("--realtime", type=int, metavar="PRIORITY", help="SCHED_FIFO at this priority (root)")
     args = parser.parse_args(argv)
@@ -576,18 +661,24 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     total = args.ticks + args.warmup
     shipped = {name: load_bundle(ROOT / "models" / name) for name in SHIPPED}
-    inputs: dict[str, SimRecording] = {}
-    frames: dict[str, list[np.ndarray]] = {}
-    for name, bundle in shipped.items():
-        inputs[name] = recording(bundle, total, BENCH_SEED, args.cache)
-        frames[name] = calibration_frames(
-            recording(bundle, CALIBRATION_TICKS, CALIBRATION_SEED, args.cache), CALIBRATION_COUNT
-        )
-    checks = {name: check_rollout(b, inputs[name], args.cache) for name, b in shipped.items()}
-    verdicts = {name: int8_of_shipped(b, frames[name], checks[name], args.cache) for name, b in shipped.items()}
+    inputs: dict[str, SimRecording] = {name: recording(b, total, BENCH_SEED, args.cache) for name, b in shipped.items()}
+    verdicts = {name: INT8_NOT_RUN for name in shipped}
     php: tuple[Bundle, Int8Verdict] | None = None
-    if not args.no_php:
-        php = php_bundles(frames[PHP_INPUTS_FROM], checks[PHP_INPUTS_FROM], args.cache)
+    if not args.no_int8:
+        frames: dict[str, list[np.ndarray]] = {}
+        for name, bundle in shipped.items():
+            frames[name] = calibration_frames(
+                recording(bundle, CALIBRATION_TICKS, CALIBRATION_SEED, args.cache), CALIBRATION_COUNT
+            )
+        checks = {name: check_rollout(b, inputs[name], args.cache) for name, b in shipped.items()}
+        verdicts = {name: int8_of_shipped(b, frames[name], checks[name], args.cache) for name, b in shipped.items()}
+        if not args.no_php:
+            php = php_bundles(frames[PHP_INPUTS_FROM], checks[PHP_INPUTS_FROM], args.cache)
+    elif not args.no_php:
+        php = (php_fp32_only(args.cache), INT8_NOT_RUN)
+    imported, imports_skipped = ({}, {}) if args.no_imported else imported_bundles(
+        ROOT, args.cache / "imported", args.imports
+    )  # fmt: skip
 
     pinned = pin_to_cores(args.threads, args.cpu)
     scheduler = realtime_priority(args.realtime) if args.realtime is not None else "default (SCHED_OTHER)"
@@ -619,10 +710,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_torch and torch_modules is not None:
             impls["torch_eager"] = TorchEager(bundle, *torch_modules())
         measured = measure(impls, rollout, args.warmup, args.block, args.period_ms / 1e3)
-        report = model_report(measured, "plain_ort_fp32")
+        report = model_report(measured, "plain_ort_fp32", impls)
         m = bundle.manifest
         report = {
-            "bundle": str(bundle.path.relative_to(ROOT)) if bundle.path.is_relative_to(ROOT) else str(bundle.path),
+            "bundle": _shown(bundle.path),
             "weights": "random (seed 0): not a policy" if name == "php_random" else "trained",
             "precision_shipped": m.provenance.get("precision") if name != "php_random" else None,
             "parameters": m.provenance.get("parameters", {}).get("total"),
@@ -630,17 +721,8 @@ def main(argv: list[str] | None = None) -> int:
             "int8": verdict.to_dict(),
             **report,
         }
-        # The peer's observation building, timed beside (not inside) its runs: added tick by tick, a
-        # like-for-like peer of our whole path (which builds its observation inside the step).
-        peer_obs = np.asarray(impls["plain_ort_fp32"].observe_s[args.warmup :])
-        observe[name] = summary_ms(peer_obs)
-        with_obs = timing(list(np.asarray(measured.times["plain_ort_fp32"]) + peer_obs), measured.new_frame)
-        report["plain_ort_fp32_plus_its_observation"] = with_obs
-        report["ratios_vs_plain_ort_fp32_plus_its_observation"] = {
-            ours: ratios(report["implementations"][ours], with_obs)
-            for ours in report["implementations"]
-            if ours.startswith("ours")
-        }
+        report = with_peer_observation(report, measured, impls["plain_ort_fp32"], args.warmup)
+        observe[name] = report.pop("peer_observation_ms_not_timed")
         if name == "php_random" and not args.no_cold:
             # The pessimistic case: the other model's 46 MB ran just before every step.
             ours_name = "ours_int8" if "ours_int8" in impls else "ours_fp32"
@@ -664,12 +746,32 @@ def main(argv: list[str] | None = None) -> int:
         models[name] = report
         hist[f"{name} ({'random weights' if name == 'php_random' else 'trained'})"] = measured.times
 
+    imported_reports: dict[str, dict[str, Any]] = {}
+    rollout = inputs[PHP_INPUTS_FROM].rollout
+    for name, item in imported.items():
+        print(f"timing {name}, imported from {item.format} ({len(rollout)} ticks)")
+        impls = {"ours_fp32": Ours(item.bundle, args.threads), "plain_ort_fp32": PlainOrt(item.bundle, args.threads)}
+        measured = measure(impls, rollout, args.warmup, args.block, args.period_ms / 1e3)
+        m = item.bundle.manifest
+        report = {
+            "bundle": _shown(item.bundle.path),
+            "format": item.format,
+            "source": item.source,
+            "files": sorted(m.files),
+            "uses_depth": m.uses_depth,
+            "recurrent": m.recurrent,
+            "inputs": f"{PHP_INPUTS_FROM}'s recording (the G1's states, commands and depth frames), open loop",
+            **model_report(measured, "plain_ort_fp32", impls),
+        }
+        imported_reports[name] = with_peer_observation(report, measured, impls["plain_ort_fp32"], args.warmup)
+        hist[f"{name} (imported from {item.format})"] = measured.times
+
     result = {
-        "what": "one 50 Hz control step (student every tick, depth backbone when a 30 Hz frame is new) of the "
-        "students that ship (models/student_walk, models/student_step: fp32) and of a PHP-sized student with "
-        "random weights; ours = parkour_core PolicyRunner on the bundle (fp32, and int8 where it passes the "
-        "exporter's check), peer = plain onnxruntime (default SessionOptions) on the same fp32 files, the same "
-        "thread count; inputs recorded from the simulator",
+        "what": "one 50 Hz control step (policy every tick, depth backbone when a 30 Hz frame is new) of the "
+        "students that ship (models/student_walk, models/student_step: fp32), of a PHP-sized student with "
+        "random weights and of the imported policies (imported); ours = parkour_core PolicyRunner on the bundle "
+        "(fp32, and int8 where it passes the exporter's check), peer = plain onnxruntime (default "
+        "SessionOptions) on the same files, the same thread count; inputs recorded from the simulator",
         "command": command,
         "git_commit": git_commit(),
         "date": date,
@@ -682,8 +784,8 @@ def main(argv: list[str] | None = None) -> int:
         "timed_region": {
             "ours": "PolicyRunner.set_depth (on a new frame) + PolicyRunner.step: observation building, gait "
             "clock, both ONNX runs, action clip and targets",
-            "plain_ort_fp32": "its two InferenceSession.run calls only; its observation is built before the "
-            "timed region (cost: observation_ms_not_timed; added per tick: plain_ort_fp32_plus_its_observation)",
+            "plain_ort_fp32": "its InferenceSession.run calls only; its observation is built before the timed "
+            "region (cost: observation_ms_not_timed; added per tick: plain_ort_fp32_plus_its_observation)",
             "torch_eager": "backbone + student forward under inference_mode",
         },
         "observation_ms_not_timed": observe,
@@ -695,24 +797,37 @@ def main(argv: list[str] | None = None) -> int:
             "calibration": calibration_note(),
         },
         "models": models,
+        "imported": imported_reports,
+        "imported_skipped": imports_skipped,
+        "overhead": overhead_verdict({"models": models, "imported": imported_reports}),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    result["summary"] = summary_rows(models, args.threads)
+    result["summary"] = summary_rows(models, args.threads, imported_reports)
     out_json = args.out / "policy.json"
     out_png = args.out / "policy_step_hist.png"
     write_json(out_json, result)
     plot(hist, out_png, args.threads)
-    for name, r in models.items():
+    for name, r in {**models, **imported_reports}.items():
         impls_ms = ", ".join(f"{k} {v['ms']['p50']:.3f}/{v['ms']['p99']:.3f}" for k, v in r["implementations"].items())
-        verdict_text = "passes" if r["int8"]["passes"] else "FAILS"
-        print(
-            f"{name}: p50/p99 ms {impls_ms} | ratios {r['ratios_vs_plain_ort_fp32']} | int8 {verdict_text} "
-            f"({r['int8'].get('max_action_error', float('nan')):.3g} vs {r['int8'].get('tolerance', float('nan')):.3g})"
-        )
+        int8 = r.get("int8")
+        if int8 is None:
+            verdict_text = ""
+        elif "max_action_error" not in int8:
+            verdict_text = f" | int8 {int8.get('message', 'not run')}"
+        else:
+            verdict = "passes" if int8["passes"] else "FAILS"
+            verdict_text = f" | int8 {verdict} ({int8['max_action_error']:.3g} vs {int8['tolerance']:.3g})"
+        print(f"{name}: p50/p99 ms {impls_ms} | ratios {r['ratios_vs_plain_ort_fp32']}{verdict_text}")
+    for name, why in imports_skipped.items():
+        print(f"{name}: not timed ({why})")
     print(f"wrote {out_json} and {out_png} in {result['wall_s']} s")
     return 0
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 if __name__ == "__main__":

@@ -60,14 +60,18 @@ def discretise_command(command: FloatArray, spec: DiscreteCommandSpec) -> FloatA
     The speed level is the nearest level to the planar speed (ties go to the slower level); the
     heading sector is the sector holding atan2(vy, vx). Standing still is level 0, sector 0.
     """
-    vx, vy = float(command[0]), float(command[1])
+    return np.array(discrete_command(float(command[0]), float(command[1]), spec))
+
+
+def discrete_command(vx: float, vy: float, spec: DiscreteCommandSpec) -> tuple[float, float]:
+    """:func:`discretise_command` on the planar velocity as Python floats (the policy runner's path)."""
     speed = math.hypot(vx, vy)
     if not math.isfinite(speed):
-        return np.zeros(2)
+        return 0.0, 0.0
     levels = spec.speed_levels_mps
     level = min(range(len(levels)), key=lambda i: (abs(levels[i] - speed), i))
     if level == 0:
-        return np.zeros(2)
+        return 0.0, 0.0
     width = 2.0 * math.pi / spec.heading_sectors
     sector = math.floor((math.atan2(vy, vx) + width / 2.0) / width) % spec.heading_sectors
-    return np.array([float(level), float(sector)])
+    return float(level), float(sector)

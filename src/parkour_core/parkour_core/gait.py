@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from parkour_core.obs import FloatArray
@@ -39,8 +41,10 @@ class GaitClock:
 
     def advance(self, command: FloatArray) -> FloatArray:
         """Phase to observe on the next tick, given the command in force now."""
-        advanced = np.fmod(self.phase + self.step_rad + np.pi, 2.0 * np.pi) - np.pi
         command = np.asarray(command)
+        if self._standing.ndim == 0 and command.dtype == np.float64 and command.shape == (3,):
+            return self._advance_one(*command.tolist())
+        advanced = np.fmod(self.phase + self.step_rad + np.pi, 2.0 * np.pi) - np.pi
         still = (np.linalg.norm(command[..., :2], axis=-1) < self.still_threshold) & (
             np.abs(command[..., 2]) < self.still_threshold
         )
@@ -48,5 +52,20 @@ class GaitClock:
         self.phase = np.where(
             still[..., None], STANDING_PHASE, np.where(restart[..., None], np.array(START_PHASE), advanced)
         )
+        self._standing = np.array(still)
+        return self.phase
+
+    def _advance_one(self, vx: float, vy: float, yaw_rate: float) -> FloatArray:
+        """:meth:`advance` of the one clock in Python floats: the same IEEE operations as the array path
+        (the norm a sum of squares from +0.0, fmod exact), so the phase is bit for bit the same."""
+        still = math.sqrt(vx * vx + vy * vy) < self.still_threshold and abs(yaw_rate) < self.still_threshold
+        if still:
+            phase = [STANDING_PHASE, STANDING_PHASE]
+        elif self._standing:
+            phase = list(START_PHASE)
+        else:
+            step, turn = self.step_rad, 2.0 * np.pi
+            phase = [math.fmod(p + step + np.pi, turn) - np.pi for p in self.phase.tolist()]
+        self.phase = np.array(phase)
         self._standing = np.array(still)
         return self.phase

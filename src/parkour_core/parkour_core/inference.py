@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
 
@@ -57,3 +59,29 @@ def make_session(path: Path | bytes, intra_op_threads: int = 1, providers: Seque
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     model = path if isinstance(path, bytes) else str(path)
     return ort.InferenceSession(model, options, providers=list(providers or [CPU]))
+
+
+class BoundRun:
+    """Runs ``session`` reading ``inputs`` and writing ``outputs`` in place: onnxruntime's IOBinding,
+    bound once to the arrays' memory (float32, C-contiguous; kept alive here).
+
+    ``session.run`` wraps every input and converts every output on each call, and its caller then copies
+    the outputs to where it keeps them; bound, a call does neither. The kernels are those of
+    ``session.run``, and so are the outputs. CPU memory: for CPU sessions.
+    """
+
+    def __init__(self, session: Any, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
+        self.arrays = (inputs, outputs)
+        self._binding = session.io_binding()
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for name, a in arrays.items():
+                if a.dtype != np.float32 or not a.flags.c_contiguous:
+                    raise ValueError(f"{kind} {name!r}: bind float32 C-contiguous arrays, not {a.dtype}")
+                bind = self._binding.bind_input if kind == "input" else self._binding.bind_output
+                bind(name, "cpu", 0, np.float32, list(a.shape), a.ctypes.data)
+        self._run = session.run_with_iobinding
+
+    def __call__(self) -> None:
+        # No RunOptions: given one, onnxruntime's wrapper looks up a GPU-graph entry in it on every call,
+        # which costs about as much as a small network's run.
+        self._run(self._binding)

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from parkour_core.math3d import projected_gravity
+from parkour_core.command import DiscreteCommandSpec, discrete_command
+from parkour_core.math3d import projected_gravity, projected_gravity_one
 
 FloatArray = NDArray[np.float64]
+_FLOAT64 = np.dtype(np.float64)
 
 
 @dataclass
@@ -139,3 +141,120 @@ def build_observation(
         out[..., start : start + term.dims] = scaled
         start += term.dims
     return out
+
+
+class ObservationWriter:
+    """:func:`build_observation` for one robot, compiled once from the terms into preallocated buffers.
+
+    Each term's raw value goes into its slice of one float64 staging vector; the whole vector is then
+    scaled and clipped elementwise and cast into ``out`` (float32). That is the builder's float64
+    arithmetic in the builder's order (``value * scale``, clip, cast), so every element is bit for bit
+    the builder's, without its dozens of small numpy calls and arrays, which cost a control step more
+    than the network does. Build it with :meth:`compile`, which declines what it does not cover.
+    """
+
+    def __init__(
+        self, terms: Sequence[ObsTerm], default_q: FloatArray, command_spec: DiscreteCommandSpec | None,
+        phases: int, out: NDArray[np.float32],
+    ) -> None:  # fmt: skip
+        size = observation_size(terms)
+        self.out = out
+        self.default_q = default_q
+        self.command_spec = command_spec
+        self._shapes = ((len(default_q),), (4,), (3,), (phases,))
+        self._src = np.zeros(size)
+        views: dict[str, list[FloatArray]] = {name: [] for name in TERMS}
+        scale, low, high = np.ones(size), np.full(size, -np.inf), np.full(size, np.inf)
+        start = 0
+        for term in terms:
+            part = slice(start, start + term.dims)
+            views[term.name].append(self._src[part])
+            scale[part] = term.scale
+            if term.clip is not None:
+                low[part], high[part] = -term.clip, term.clip
+            start += term.dims
+        self._dof_pos, self._dof_vel, self._actions = views["dof_pos"], views["dof_vel"], views["actions"]
+        self._ang_vel, self._gravity = views["base_ang_vel"], views["projected_gravity"]
+        self._lin, self._yaw = views["command_lin_vel"], views["command_ang_vel"]
+        self._discrete = views["command_discrete"]
+        self._sin, self._cos = views["sin_phase"], views["cos_phase"]
+        self._scale = None if np.all(scale == 1.0) else scale  # x * 1.0 is x: skipped
+        self._clip = None if np.all(np.isinf(high)) else (low, high)
+        self._planar: tuple[float, float] | None = None  # the (vx, vy) behind _discrete_value
+        self._discrete_value = (0.0, 0.0)
+
+    @staticmethod
+    def compile(
+        terms: Sequence[ObsTerm], default_q: FloatArray, command_spec: DiscreteCommandSpec | None,
+        phases: int, out: NDArray[np.float32],
+    ) -> ObservationWriter | None:  # fmt: skip
+        """The writer for these terms, or None where :func:`build_observation` must run instead: a term
+        the writer does not know, or dims other than the robot's inputs give (the builder refuses those).
+
+        ``phases``: the gait clock's phase count (0 without one); ``command_spec``: the discrete command's.
+        """
+        n = len(default_q)
+        dims = {"actions": n, "base_ang_vel": 3, "command_ang_vel": 1, "command_discrete": 2 if command_spec else 0,
+                "command_lin_vel": 2, "cos_phase": phases, "dof_pos": n, "dof_vel": n, "projected_gravity": 3,
+                "sin_phase": phases}  # fmt: skip
+        if out.shape != (observation_size(terms),) or any(dims.get(t.name) != t.dims for t in terms):
+            return None
+        return ObservationWriter(terms, default_q, command_spec, phases, out)
+
+    def accepts(
+        self, q: object, dq: object, quat_wxyz: object, gyro: object, command: object, last_action: object,
+        gait_phase: object,
+    ) -> bool:  # fmt: skip
+        """Whether :meth:`write` takes these: float64 arrays of one robot's shapes (the arithmetic it
+        repeats is the builder's on float64; anything else goes to the builder)."""
+        joints, quat, three, phases = self._shapes
+        f64 = _FLOAT64
+        return (
+            type(q) is np.ndarray and q.dtype == f64 and q.shape == joints
+            and type(dq) is np.ndarray and dq.dtype == f64 and dq.shape == joints
+            and type(last_action) is np.ndarray and last_action.dtype == f64 and last_action.shape == joints
+            and type(quat_wxyz) is np.ndarray and quat_wxyz.dtype == f64 and quat_wxyz.shape == quat
+            and type(gyro) is np.ndarray and gyro.dtype == f64 and gyro.shape == three
+            and type(command) is np.ndarray and command.dtype == f64 and command.shape == three
+            and type(gait_phase) is np.ndarray and gait_phase.dtype == f64 and gait_phase.shape == phases
+        )  # fmt: skip
+
+    def write(
+        self, q: FloatArray, dq: FloatArray, quat_wxyz: FloatArray, gyro: FloatArray, command: FloatArray,
+        last_action: FloatArray, gait_phase: FloatArray,
+    ) -> NDArray[np.float32]:  # fmt: skip
+        """``out``, filled from inputs that :meth:`accepts`."""
+        for v in self._dof_pos:
+            np.subtract(q, self.default_q, out=v)
+        for v in self._dof_vel:
+            np.copyto(v, dq)
+        for v in self._actions:
+            np.copyto(v, last_action)
+        for v in self._ang_vel:
+            np.copyto(v, gyro)
+        if self._gravity:
+            gx, gy, gz = projected_gravity_one(*quat_wxyz.tolist())
+            for v in self._gravity:
+                v[0], v[1], v[2] = gx, gy, gz
+        vx, vy, yaw_rate = command.tolist()
+        for v in self._lin:
+            v[0], v[1] = vx, vy
+        for v in self._yaw:
+            v[0] = yaw_rate
+        if self._discrete and self.command_spec is not None:
+            if self._planar != (vx, vy):  # a pure function of (vx, vy): recomputed only when they change
+                self._discrete_value = discrete_command(vx, vy, self.command_spec)
+                self._planar = (vx, vy)
+            for v in self._discrete:
+                v[0], v[1] = self._discrete_value
+        for v in self._sin:
+            np.sin(gait_phase, out=v)
+        for v in self._cos:
+            np.cos(gait_phase, out=v)
+        src = self._src
+        if self._scale is not None:
+            np.multiply(src, self._scale, out=src)
+        if self._clip is not None:
+            np.clip(src, *self._clip, out=src)
+        np.copyto(self.out, src)
+        return self.out
