@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from parkour_core.math3d import yaw_joint_imu_to_base
 from parkour_core.obs import FloatArray
 from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
@@ -91,6 +92,9 @@ class Crc:
 
 @dataclass
 class LowStateView:
+    """A decoded rt/lowstate: joints in spec order; the IMU (``quat_wxyz``, ``gyro``, ``accel``) in the
+    base's frame whichever body the robot's IMU is on (:func:`imu_in_base_frame`)."""
+
     q: FloatArray
     dq: FloatArray
     tau: FloatArray
@@ -112,17 +116,49 @@ def lowstate_capture_time(view: LowStateView, now_s: float, sim_time: bool) -> f
     return min(now_s, view.tick * 1e-3) if sim_time else now_s
 
 
+def imu_in_base_frame(
+    spec: RobotSpec,
+    q: FloatArray,
+    dq: FloatArray,
+    quat_wxyz: FloatArray,
+    gyro: FloatArray,
+    accel: FloatArray,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """rt/lowstate's IMU reading (orientation, gyro, accelerometer) in the base's frame, given the joints.
+
+    The G1's IMU is on the pelvis: the reading comes back as it is (the same arrays). The H1's is on the
+    torso, which turns on the pelvis about z through ``torso_joint``: its angle and rate turn the reading
+    into the pelvis's (:func:`parkour_core.math3d.yaw_joint_imu_to_base`). Every lowstate decoder applies
+    it once (``read_lowstate``, ``LowStateWire.decode``), so the supervisor, the policy and what they
+    record all read the base.
+    """
+    k = spec.imu_joint_index
+    if k is None:
+        return quat_wxyz, gyro, accel
+    return yaw_joint_imu_to_base(quat_wxyz, gyro, accel, float(q[k]), float(dq[k]))
+
+
 def read_lowstate(msg: Any, spec: RobotSpec) -> LowStateView:
     motors = msg.motor_state
     slots = spec.motor_slots
     imu = msg.imu_state
+    q = np.array([motors[s].q for s in slots])
+    dq = np.array([motors[s].dq for s in slots])
+    quat, gyro, accel = imu_in_base_frame(
+        spec,
+        q,
+        dq,
+        np.array(imu.quaternion, dtype=np.float64),
+        np.array(imu.gyroscope, dtype=np.float64),
+        np.array(imu.accelerometer, dtype=np.float64),
+    )
     return LowStateView(
-        q=np.array([motors[s].q for s in slots]),
-        dq=np.array([motors[s].dq for s in slots]),
+        q=q,
+        dq=dq,
         tau=np.array([motors[s].tau_est for s in slots]),
-        quat_wxyz=np.array(imu.quaternion, dtype=np.float64),
-        gyro=np.array(imu.gyroscope, dtype=np.float64),
-        accel=np.array(imu.accelerometer, dtype=np.float64),
+        quat_wxyz=quat,
+        gyro=gyro,
+        accel=accel,
         tick=int(msg.tick),
         mode_machine=int(getattr(msg, "mode_machine", 0)),
         wireless_remote=bytes(msg.wireless_remote),
@@ -141,7 +177,8 @@ def fill_lowstate(
     tick: int,
     wireless_remote: bytes | None = None,
 ) -> None:
-    """Write the robot state into a LowState_; ``wireless_remote`` (40 bytes, see
+    """Write the robot state into a LowState_, the IMU as the robot's IMU reports it (on the H1: the
+    torso's; ``read_lowstate`` turns it into the base's); ``wireless_remote`` (40 bytes, see
     :func:`encode_wireless_remote`) emulates the remote, None leaves the field as it is."""
     if wireless_remote is not None:
         msg.wireless_remote = list(wireless_remote.ljust(REMOTE_BYTES, b"\0")[:REMOTE_BYTES])

@@ -15,7 +15,15 @@ from parkour_core.cdr import Layout, crc32_words
 from parkour_core.obs import FloatArray
 from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
-from parkour_core.unitree import REMOTE_BYTES, LowStateView, message_types, motor_mode, new_lowcmd, new_lowstate
+from parkour_core.unitree import (
+    REMOTE_BYTES,
+    LowStateView,
+    imu_in_base_frame,
+    message_types,
+    motor_mode,
+    new_lowcmd,
+    new_lowstate,
+)
 
 
 class _Wire:
@@ -57,7 +65,8 @@ class LowStateWire(_Wire):
         wireless_remote: bytes | None = None,
         with_crc: bool = True,
     ) -> bytes:
-        """As ``fill_lowstate`` + the SDK's CRC on a persistent message: the remote's bytes stay as they
+        """As ``fill_lowstate`` + the SDK's CRC on a persistent message (the IMU as the robot's reports it:
+        on the H1, the torso's; ``decode`` gives the base's): the remote's bytes stay as they
         were when None. ``with_crc`` False leaves the crc field as it is (Unitree's simulators)."""
         w, L, slots = self.buf, self.layout, self.slots
         L.write(w, "motor_state.q", q, slots)
@@ -74,18 +83,28 @@ class LowStateWire(_Wire):
         return self._seal(with_crc)
 
     def decode(self, data: bytes | np.ndarray) -> LowStateView:
-        """As ``read_lowstate`` of the deserialized sample."""
+        """As ``read_lowstate`` of the deserialized sample: the IMU in the base's frame."""
         L, slots = self.layout, self.slots
         raw = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
         if raw.size < L.size:
             raise ValueError(f"rt/lowstate sample of {raw.size} bytes; a {L.typename} has {L.size}")
+        q = L.read(raw, "motor_state.q", slots).astype(np.float64)
+        dq = L.read(raw, "motor_state.dq", slots).astype(np.float64)
+        quat, gyro, accel = imu_in_base_frame(
+            self.spec,
+            q,
+            dq,
+            L.read(raw, "imu_state.quaternion").astype(np.float64),
+            L.read(raw, "imu_state.gyroscope").astype(np.float64),
+            L.read(raw, "imu_state.accelerometer").astype(np.float64),
+        )
         return LowStateView(
-            q=L.read(raw, "motor_state.q", slots).astype(np.float64),
-            dq=L.read(raw, "motor_state.dq", slots).astype(np.float64),
+            q=q,
+            dq=dq,
             tau=L.read(raw, "motor_state.tau_est", slots).astype(np.float64),
-            quat_wxyz=L.read(raw, "imu_state.quaternion").astype(np.float64),
-            gyro=L.read(raw, "imu_state.gyroscope").astype(np.float64),
-            accel=L.read(raw, "imu_state.accelerometer").astype(np.float64),
+            quat_wxyz=quat,
+            gyro=gyro,
+            accel=accel,
             tick=int(L.read(raw, "tick")),
             mode_machine=int(L.read(raw, "mode_machine")) if self.has_mode_machine else 0,
             wireless_remote=L.read(raw, "wireless_remote").tobytes(),

@@ -7,10 +7,11 @@ gains at run time). H1: Unitree's own MJCF as mujoco_menagerie ships it (``unitr
 and ``simplified``, primitive shapes written here from published numbers (``sim/robots/h1/h1.xml``).
 Where a file leaves something to its own trainer or names things its own way, the adapter here adds
 what the sim reads: joints and motors under the robot spec's names, one torque motor per joint
-(effort limits), armature from Unitree's motor data (mjlab's G1), the IMU's gyro and accelerometer on
-the pelvis (``base_gyro``, ``base_accel``), a site at each sole (``left_foot``, ``right_foot``), no
-self collisions (mjlab's G1; Unitree's H1 keeps its own), and visual meshes out of the depth camera's
-geom group.
+(effort limits), armature from Unitree's motor data (mjlab's G1), a gyro and accelerometer on the
+pelvis (``base_gyro``, ``base_accel``) and, where the robot's IMU is elsewhere (the H1's, on the torso:
+``RobotSpec.imu_body``), on the IMU's site (``imu_gyro``, ``imu_accel``), a site at each sole
+(``left_foot``, ``right_foot``), no self collisions (mjlab's G1; Unitree's H1 keeps its own), and
+visual meshes out of the depth camera's geom group.
 """
 
 from __future__ import annotations
@@ -93,12 +94,19 @@ def _adapt_mjlab_g1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
 _H1_SOLE = (0.05, 0.0, -0.07)
 
 
+# The sensors on the robot's IMU where it is not on the base (RobotSpec.imu_body): RobotSim reads them.
+IMU_GYRO = "imu_gyro"
+IMU_ACCEL = "imu_accel"
+_H1_IMU_SITE = "imu"  # mujoco_menagerie's, on torso_link
+
+
 def _adapt_unitree_h1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
     """mujoco_menagerie's unitree_h1: joints and motors are named without Unitree's ``_joint`` suffix, its IMU
     site is on the torso (where the real H1's is), visual meshes are in geom group 2. Joints and motors get the
-    spec's names (the motors and their torque ranges are Unitree's, unchanged), the meshes group 1, and the
-    pelvis an IMU site and each foot a sole site. Masses, inertias, armature, damping, joint ranges and
-    collision geoms stay as Unitree wrote them."""
+    spec's names (the motors and their torque ranges are Unitree's, unchanged), the meshes group 1, the
+    torso's IMU site a gyro and accelerometer (the robot's IMU, ``imu_gyro``, ``imu_accel``), the pelvis a
+    site with its own (``base_gyro``, ``base_accel``) and each foot a sole site. Masses, inertias, armature,
+    damping, joint ranges and collision geoms stay as Unitree wrote them."""
     renamed = {}
     for joint in spec.joints:
         j = mj.joint(joint.name.removesuffix("_joint"))
@@ -121,6 +129,13 @@ def _adapt_unitree_h1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
                   objname="imu_in_pelvis")  # fmt: skip
     mj.add_sensor(name="base_accel", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, objtype=mujoco.mjtObj.mjOBJ_SITE,
                   objname="imu_in_pelvis")  # fmt: skip
+    imu = mj.site(_H1_IMU_SITE)
+    if imu is None or imu.parent.name != spec.imu_body:
+        raise ValueError(f"Unitree's H1 model has no IMU site {_H1_IMU_SITE!r} on {spec.imu_body!r}")
+    mj.add_sensor(name=IMU_GYRO, type=mujoco.mjtSensor.mjSENS_GYRO, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname=_H1_IMU_SITE)  # fmt: skip
+    mj.add_sensor(name=IMU_ACCEL, type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                  objname=_H1_IMU_SITE)  # fmt: skip
 
 
 # Each robot's default model (its RobotSpec.mjcf_asset), named, with what the sim adds to it.

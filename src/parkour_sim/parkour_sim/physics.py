@@ -17,6 +17,7 @@ from parkour_core.math3d import tilt_rad, yaw_of
 from parkour_core.obs import FloatArray
 from parkour_core.robots import RobotSpec
 from parkour_core.safety import JointCommand
+from parkour_sim.models import IMU_ACCEL, IMU_GYRO
 from parkour_sim.scene import BAND, build_model
 
 # The base this low or this tilted counts as a fall (reports and evaluation, not safety logic).
@@ -65,6 +66,7 @@ class RobotSim:
         self.base_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, spec.base_body)
         self.gyro_adr = self._sensor_adr("base_gyro")
         self.accel_adr = self._sensor_adr("base_accel")
+        self._mount_imu()
         self.base_height_m = base_height_m or spec.standing_base_height_m
         self.band: ElasticBand | None = None
         self.band_anchor = np.zeros(3)
@@ -81,6 +83,42 @@ class RobotSim:
         if sid < 0:
             raise ValueError(f"the {self.spec.name} model has no sensor {name!r}")
         return int(self.model.sensor_adr[sid])
+
+    def _mount_imu(self) -> None:
+        """Find the robot's IMU (what rt/lowstate reports): the base's sensors, or the ``imu_gyro`` and
+        ``imu_accel`` of a site on ``spec.imu_body``, a child of the base on the hinge ``spec.imu_joint``
+        (the H1's torso on torso_joint)."""
+        spec, m = self.spec, self.model
+        self.imu_on_base = not spec.imu_joint
+        if self.imu_on_base:
+            return
+        self.imu_accel_adr = self._sensor_adr(IMU_ACCEL)
+        site = int(m.sensor_objid[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, IMU_GYRO)])
+        body = int(m.site_bodyid[site])
+        joint = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, spec.imu_joint)
+        base_joint = int(m.body_jntadr[self.base_body])
+        mounted = (
+            m.body(body).name == spec.imu_body
+            and int(m.body_parentid[body]) == self.base_body
+            and int(m.body_jntnum[body]) == 1
+            and int(m.body_jntadr[body]) == joint
+            and m.jnt_type[joint] == mujoco.mjtJoint.mjJNT_HINGE
+            and base_joint >= 0
+            and m.jnt_type[base_joint] == mujoco.mjtJoint.mjJNT_FREE
+        )
+        if not mounted:
+            raise ValueError(
+                f"the {spec.name} model's IMU ({IMU_GYRO!r} on {m.body(body).name!r}) is not on {spec.imu_body!r}, "
+                f"a child of the free base {spec.base_body!r} on the hinge {spec.imu_joint!r}"
+            )
+        # The IMU's frame: base (the free joint's quaternion) * body_quat * hinge rotation * site_quat, as
+        # MuJoCo's kinematics compose it (imu_quat_wxyz, imu_gyro).
+        self._imu_body_quat = m.body_quat[body].copy()
+        self._imu_axis = m.jnt_axis[joint].copy()
+        self._imu_qpos_adr = int(m.jnt_qposadr[joint])
+        self._imu_qpos0 = float(m.qpos0[self._imu_qpos_adr])
+        self._imu_dof_adr = int(m.jnt_dofadr[joint])
+        self._imu_site_quat = m.site_quat[site].copy()
 
     def reset(self, q: FloatArray | None = None, base_xy_yaw: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
         mujoco.mj_resetData(self.model, self.data)
@@ -129,7 +167,8 @@ class RobotSim:
         self._apply_push()
         mujoco.mj_step(self.model, d)
 
-    # Sensors as the robot reports them.
+    # The robot's state: joints, and the base's (pelvis's) orientation, gyro and accelerometer, as the stack
+    # reads them once rt/lowstate is decoded (parkour_core.unitree.imu_in_base_frame).
     @property
     def q(self) -> FloatArray:
         return self.data.qpos[self.qpos_adr].copy()
@@ -149,6 +188,49 @@ class RobotSim:
     @property
     def accel(self) -> FloatArray:
         return self.data.sensordata[self.accel_adr : self.accel_adr + 3].copy()
+
+    # The robot's IMU as rt/lowstate carries it (the bridge sends these): the base's on the G1, the
+    # torso's on the H1 (RobotSpec.imu_body). On the H1 the orientation and the gyro are the IMU site's at
+    # the current state, composed as MuJoCo's kinematics compose them (the base's quaternion and angular
+    # velocity, qpos and qvel, through the waist's angle and rate), so the reading and the joints sent with
+    # it are of one instant, as on the robot; MuJoCo's ``imu_gyro`` sensor reads the same after a forward
+    # pass, but after mj_step it holds the state before the step, and the waist's rate sent beside it would
+    # be a step ahead. The accelerometer is that sensor's (``imu_accel``), as the base's is.
+    def _imu_mount(self) -> FloatArray:
+        """The IMU site's orientation on the base: body_quat * hinge(waist) * site_quat."""
+        hinge, body, mount = np.empty(4), np.empty(4), np.empty(4)
+        mujoco.mju_axisAngle2Quat(hinge, self._imu_axis, self.data.qpos[self._imu_qpos_adr] - self._imu_qpos0)
+        mujoco.mju_mulQuat(body, self._imu_body_quat, hinge)
+        mujoco.mju_mulQuat(mount, body, self._imu_site_quat)
+        return mount
+
+    @property
+    def imu_quat_wxyz(self) -> FloatArray:
+        if self.imu_on_base:
+            return self.quat_wxyz
+        quat = np.empty(4)
+        mujoco.mju_mulQuat(quat, self.data.qpos[3:7], self._imu_mount())
+        return quat
+
+    @property
+    def imu_gyro(self) -> FloatArray:
+        if self.imu_on_base:
+            return self.gyro
+        # The base's angular velocity (the free joint's, in the base's frame) plus the waist's about its
+        # axis (in the torso's), both in the IMU site's frame.
+        inverse, site_inverse = np.empty(4), np.empty(4)
+        mujoco.mju_negQuat(inverse, self._imu_mount())
+        mujoco.mju_negQuat(site_inverse, self._imu_site_quat)
+        base, waist = np.empty(3), np.empty(3)
+        mujoco.mju_rotVecQuat(base, self.data.qvel[3:6], inverse)
+        mujoco.mju_rotVecQuat(waist, self._imu_axis * self.data.qvel[self._imu_dof_adr], site_inverse)
+        return base + waist
+
+    @property
+    def imu_accel(self) -> FloatArray:
+        if self.imu_on_base:
+            return self.accel
+        return self.data.sensordata[self.imu_accel_adr : self.imu_accel_adr + 3].copy()
 
     # Ground truth, for reports only.
     @property

@@ -80,4 +80,7 @@ G1 = RobotSpec(
     kd_damp=3.0,
     camera=CameraMount("torso_link", (0.0576235, 0.01753, 0.42987), (0.0, 0.8307767, 0.0)),
     mjcf_asset="holosoma:data/robots/g1/g1_29dof.xml",
+    # rt/lowstate's IMU is the pelvis's (Unitree's deployers: ``imu_type: pelvis``; the torso IMU is a
+    # second one, on another topic): its reading is the base's as it comes.
+    imu_body="pelvis",
 )

@@ -75,4 +75,9 @@ H1 = RobotSpec(
     mjcf_asset=UNITREE_H1_MJCF,
     foot_bodies=("left_ankle_link", "right_ankle_link"),
     motor_modes=tuple(H1_MODE_SMALL if slot >= 10 else H1_MODE_LARGE for slot in range(NUM_SLOTS)),
+    # The IMU of rt/lowstate is on the torso, which turns on the pelvis about z (torso_joint): Unitree's
+    # deployers run the H1 with ``imu_type: torso`` and turn its reading into the pelvis's; so does
+    # parkour_core.unitree as it decodes lowstate (docs/h1.md, "The IMU frame").
+    imu_body="torso_link",
+    imu_joint="torso_joint",
 )

@@ -55,6 +55,11 @@ class RobotSpec:
     # LowCmd_ motor_cmd[slot].mode for every slot of the message family (the value that enables a
     # used slot's motor); empty: 1 on the robot's slots, unused slots left at 0 (the G1).
     motor_modes: tuple[int, ...] = ()
+    # Where the IMU of rt/lowstate (imu_state) is mounted: the base (the G1's pelvis) or a body that turns
+    # on it about z through ``imu_joint`` (the H1's torso_link on torso_joint). The stack reads the base:
+    # parkour_core.unitree turns a reading taken elsewhere into the base's frame as it decodes lowstate.
+    imu_body: str = "pelvis"
+    imu_joint: str = ""
 
     def __post_init__(self) -> None:
         if len(self.motor_slots) != len(self.joints):
@@ -65,6 +70,13 @@ class RobotSpec:
             raise ValueError(f"{self.name}: motor slot beyond the {self.num_motor_slots} slots of {self.dds_family}")
         if self.motor_modes and len(self.motor_modes) != self.num_motor_slots:
             raise ValueError(f"{self.name}: {len(self.motor_modes)} motor modes for {self.num_motor_slots} slots")
+        if (self.imu_body == self.base_body) != (self.imu_joint == ""):
+            raise ValueError(
+                f"{self.name}: an IMU on {self.imu_body!r} needs the joint between it and the base "
+                f"{self.base_body!r} (imu_joint {self.imu_joint!r}), and an IMU on the base none"
+            )
+        if self.imu_joint and self.imu_joint not in self.joint_names:
+            raise ValueError(f"{self.name}: imu_joint {self.imu_joint!r} is not one of the robot's joints")
         for j in self.joints:
             if not (j.q_min < j.q_max and j.q_min <= j.default_q <= j.q_max):
                 raise ValueError(
@@ -78,6 +90,11 @@ class RobotSpec:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return tuple(j.name for j in self.joints)
+
+    @cached_property
+    def imu_joint_index(self) -> int | None:
+        """Index (in joint order) of the yaw joint between the base and the IMU; None: the IMU is on the base."""
+        return self.joint_names.index(self.imu_joint) if self.imu_joint else None
 
     def _column(self, attr: str) -> FloatArray:
         # Built once per spec (the supervisor reads these every tick) and read-only, so no caller
