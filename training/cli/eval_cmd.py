@@ -61,7 +61,9 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         help="output folder (default runs/eval-<bundle>-<time>, or runs/eval-compare-<time> with --bundles)",
     )
     p.add_argument(
-        "--robot-model", default=None, help="the robot's MuJoCo model (default bridge.robot_model; G1: holosoma, mjlab)"
+        "--robot-model",
+        default=None,
+        help="the robot's MuJoCo model (default bridge.robot_model; G1: holosoma, mjlab; H1: unitree, simplified)",
     )
     p.add_argument("--quick", action="store_true", help="2 instances x 1 trial per cell (CI size)")
     p.add_argument("--instances", type=int, default=None, help="instances per cell (default 100)")

@@ -106,7 +106,9 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     c.add_argument("--bundles", default="g1_walk,models/student_walk", help="comma-separated bundle names or folders")
     c.add_argument("--out", type=Path, required=True, help="output folder (compare.json, compare.md, compare.png)")
     c.add_argument(
-        "--robot-models", default="", help="comma-separated robot models to run each bundle on (G1: holosoma,mjlab)"
+        "--robot-models",
+        default="",
+        help="comma-separated robot models to run each bundle on (G1: holosoma,mjlab; H1: unitree,simplified)",
     )
 
 

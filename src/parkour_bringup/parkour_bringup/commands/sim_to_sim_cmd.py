@@ -34,7 +34,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--robot-models", default="",
-        help="comma-separated MuJoCo models of the robot (default: all; G1: holosoma,mjlab)",
+        help="comma-separated MuJoCo models of the robot (default: all; G1: holosoma,mjlab; H1: unitree,simplified)",
     )  # fmt: skip
     p.add_argument("--duration", type=float, default=DURATION_S, help=f"sim seconds per run (default {DURATION_S:g})")
 
