@@ -119,8 +119,11 @@ def render() -> str:
         "Each parameter is a key of the stack config (`parkour config --describe`), with its type, range and doc.",
         "Read-only ones are refused while the node runs (`ros2 param set` answers why); the live ones are",
         "range-checked and applied at once. `policy_node` also has `bundle` (the config's `policy.bundle`):",
-        "setting it swaps the model live (`parkour model swap`). The tools `bag_recorder` and `depth_player`",
-        "declare none.",
+        "setting it swaps the model live (`parkour model swap`). The tool `depth_player` declares none.",
+        "",
+        "`parkour sim` and `parkour robot` validate the stack YAML once and give every node one ROS params file",
+        "made from it (`params.yaml` in the run folder, a section per node); a node runs on its parameters,",
+        "never on the stack YAML.",
         "",
     ]
     executable = {n.key: n.executable for n in interfaces.NODES}

@@ -3,6 +3,8 @@
 The same nodes `ros2 launch` starts on a ROS install (the list in parkour_core.interfaces); this is
 the path for machines with ROS 2 from PyPI, where launch_ros does not exist. A graph runs in the
 root namespace or under one of its own, on its own clock (two simulated robots in one ROS domain).
+The stack config is validated once, here or by the command that called; the nodes get one ROS
+params file made from it (``params.yaml`` in the run folder), not the stack YAML.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from parkour_core import interfaces
+from parkour_core import interfaces, params
+from parkour_core.config import StackConfig
 from parkour_core.ros_process import BRINGUP_PID_ENV
 
 # The bridge is started last, once the others listen.
@@ -23,6 +26,7 @@ SIM_NODES = tuple(n.key for n in interfaces.nodes("sim") if n.key != "bridge")
 ROBOT_NODES = tuple(n.key for n in interfaces.nodes("robot"))
 SIM_TIME_ARGS = ("--ros-args", "-p", "use_sim_time:=true")
 MODULES = {n.key: n.module for n in interfaces.NODES}
+PARAMS_FILE = "params.yaml"
 
 
 def ros_args(namespace: str = "/", sim_time: bool = False) -> list[str]:
@@ -104,10 +108,39 @@ class NodeProcess:
         return "\n".join(text[-lines:])
 
 
+CONFIG_FILE = "config.yaml"
+
+
+def write_run_config(cfg: StackConfig, run_dir: Path) -> Path:
+    """``run_dir/config.yaml``: the validated config the run used, every key written out (a stack YAML that
+    loads to ``cfg``): the run's record for reports, a bag and a replay."""
+    import dataclasses
+
+    import yaml
+
+    path = run_dir / CONFIG_FILE
+    path.write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
+    return path
+
+
+def write_params(cfg: StackConfig, run_dir: Path) -> Path:
+    """The graph's ROS params file, ``run_dir/params.yaml``: every node's section, from the validated ``cfg``."""
+    return params.write_params_file(cfg, run_dir / PARAMS_FILE)
+
+
 def start_node(
-    name: str, config: Path, run_dir: Path, env: dict[str, str], extra: list[str], foreground: bool = False
+    name: str,
+    config: Path | None,
+    run_dir: Path,
+    env: dict[str, str],
+    extra: list[str],
+    foreground: bool = False,
+    params_file: Path | None = None,
 ) -> NodeProcess:
-    """``foreground``: the node shares this terminal (stdin and stdout; its log still gets stderr),
+    """The node runs on ``params_file`` (:func:`write_params`) where given, else on the stack YAML ``config``
+    (as ``ros2 launch`` starts it); a recorder given both records ``config``'s text in its bag.
+
+    ``foreground``: the node shares this terminal (stdin and stdout; its log still gets stderr),
     for the keyboard teleop. It stays in our process group: reading a terminal from another
     session's background group would stop it (SIGTTIN).
 
@@ -116,7 +149,10 @@ def start_node(
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{name}.log"
-    cmd = [sys.executable, "-m", MODULES[name], "--config", str(config), "--run-dir", str(run_dir), *extra]
+    source = ["--params", str(params_file)] if params_file is not None else []
+    if config is not None and (params_file is None or name == "recorder"):
+        source += ["--config", str(config)]
+    cmd = [sys.executable, "-m", MODULES[name], *source, "--run-dir", str(run_dir), *extra]
     log = open(log_path, "w")  # noqa: SIM115 - the child owns it for its lifetime
     env = {**env, BRINGUP_PID_ENV: str(os.getpid())}
     if foreground:
@@ -169,11 +205,11 @@ def stop_nodes(nodes: list[NodeProcess], timeout_s: float = STOP_GRACE_S) -> lis
     return killed
 
 
-def _has_policy(config: Path) -> bool:
-    """A config with ``policy.bundle: ''`` (a robot without a trained policy) runs no policy node."""
+def _validated(config: Path, cfg: StackConfig | None) -> StackConfig:
+    """``cfg`` where the caller has validated it already, else ``config`` loaded (its one parse)."""
     from parkour_core.config import load_config
 
-    return bool(load_config(config).policy.bundle)
+    return cfg if cfg is not None else load_config(config)
 
 
 def run_sim_graph(
@@ -187,8 +223,12 @@ def run_sim_graph(
     record: bool = False,
     extra_nodes: tuple[tuple[str, list[str]], ...] = (),
     namespace: str = "/",
+    cfg: StackConfig | None = None,
 ) -> dict[str, int]:
     """Start supervisor, policy and script; once they are ready, run the bridge for ``duration_s``.
+
+    ``config``: the run's stack YAML (the bag records its text); ``cfg``: the same, validated by the caller
+    (default: ``config`` loaded here). The nodes run on the params file made from it.
 
     ``may_exit`` names nodes whose death is part of the run (fault injection), not a failure.
     ``teleop`` (keyboard, gamepad, joy): teleop_node with that source replaces the script, and the
@@ -198,23 +238,25 @@ def run_sim_graph(
     ``extra_nodes``: (name in MODULES, arguments) of further sim-time nodes (a replay's depth player).
     ``namespace``: every node runs under it, the bridge's clock too (``parkour_core.interfaces``).
     """
+    cfg = _validated(config, cfg)
+    pf = write_params(cfg, run_dir)
     env = ros_env(ros_domain_id)
     sim_time = ros_args(namespace, sim_time=True)
     names = SIM_NODES if teleop is None else tuple(n for n in SIM_NODES if n != "script")
-    names = tuple(n for n in names if n != "policy" or _has_policy(config))
-    nodes = [start_node(name, config, run_dir, env, sim_time) for name in names]
+    # A config with ``policy.bundle: ''`` (a robot without a trained policy) runs no policy node.
+    names = tuple(n for n in names if n != "policy" or cfg.policy.bundle)
+    nodes = [start_node(name, None, run_dir, env, sim_time, params_file=pf) for name in names]
     if teleop is not None:
-        nodes.append(
-            start_node("teleop", config, run_dir, env, ["--source", teleop, *sim_time], foreground=teleop == "keyboard")
-        )
+        teleop_args = ["--source", teleop, *sim_time]
+        nodes.append(start_node("teleop", None, run_dir, env, teleop_args, teleop == "keyboard", params_file=pf))
     if record:
-        nodes.append(start_node("recorder", config, run_dir, env, sim_time))
-    nodes += [start_node(name, config, run_dir, env, [*extra, *sim_time]) for name, extra in extra_nodes]
+        nodes.append(start_node("recorder", config, run_dir, env, sim_time, params_file=pf))
+    nodes += [start_node(name, None, run_dir, env, [*extra, *sim_time], params_file=pf) for name, extra in extra_nodes]
     cpu = CpuWatch()
     try:
         wait_ready(nodes, run_dir, timeout_s=60.0)
         bridge_args = ["--duration", str(duration_s), *(["--viewer"] if viewer else []), *ros_args(namespace)]
-        bridge = start_node("bridge", config, run_dir, env, bridge_args)
+        bridge = start_node("bridge", None, run_dir, env, bridge_args, params_file=pf)
         nodes.append(bridge)
         cpu.start(nodes)
         while bridge.proc.poll() is None:
@@ -279,13 +321,14 @@ def run_robot_graph(
     ros_domain_id: int | None = None,
     sim_clock: bool = False,
     namespace: str = "/",
+    cfg: StackConfig | None = None,
 ) -> dict[str, int]:
-    """``sim_clock``: every node follows /clock (a simulator standing in for the robot holds time for them)."""
-    from parkour_core.config import load_config
-
+    """``sim_clock``: every node follows /clock (a simulator standing in for the robot holds time for them).
+    ``config`` and ``cfg`` as for :func:`run_sim_graph`."""
+    cfg = _validated(config, cfg)
+    pf = write_params(cfg, run_dir)
     env = ros_env(ros_domain_id)
     extra = (["--live"] if live else []) + ros_args(namespace, sim_time=sim_clock)
-    cfg = load_config(config)
     wanted = {
         "policy": bool(cfg.policy.bundle),
         "depth": cfg.camera.enabled,
@@ -293,7 +336,7 @@ def run_robot_graph(
         "teleop": cfg.teleop.source != "keyboard",
     }
     names = [n for n in ROBOT_NODES if wanted.get(n, True)]
-    nodes = [start_node(name, config, run_dir, env, extra) for name in names]
+    nodes = [start_node(name, None, run_dir, env, extra, params_file=pf) for name in names]
     echo = LogEcho(nodes)
     cpu = CpuWatch(anchor="supervisor")
     try:

@@ -13,14 +13,17 @@ bundle is refused with the reason while the old model keeps running.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from parkour_control.depth_input import DepthLatencyGate, FrameRate
+from parkour_control.depth_input import DepthLatencyGate
 from parkour_control.messages import bundle_info_message, tick_inputs_message
+from parkour_control.policy_inputs import PolicyInputs
+from parkour_control.policy_meters import PolicyMeters
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
 from parkour_core import interfaces as topics
 from parkour_core.bundle import Bundle, load_bundle
@@ -41,13 +44,12 @@ from parkour_core.ros_process import (
     spin_node,
 )
 from parkour_core.runner import PolicyRunner, RobotState
-from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
+from parkour_core.stats import write_json
 from parkour_core.tick_inputs import TickInputs
 from parkour_core.unitree import lowstate_capture_time, message_types
 from parkour_core.unitree_wire import LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
-FRAME_STAMPS_KEPT = 32  # header stamps of the newest depth frames, by their float stamp (the gate holds 8)
 
 
 def _stamp_s(stamp) -> float:
@@ -77,8 +79,6 @@ class PolicyNode:
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
-        from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-        from sensor_msgs.msg import JointState
 
         init_rclpy(ros_args)
         # Two nodes, each on its own executor. ``policy_node`` owns the parameters: the stack config's
@@ -87,98 +87,88 @@ class PolicyNode:
         # executor, so a swap never delays a tick, and no Python executor wakes for every /clock message.
         self.param_node = _wall_clock_node("policy_node")
         self.params = declare_from_config(self.param_node, cfg, "policy")  # the config it runs on is its parameters'
-        cfg = self.params.cfg
-        self.cfg = cfg
+        self.cfg = cfg = self._declare_bundle(self.params.cfg)
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
         self.depth_spec = cfg.depth.spec()
         self.providers = choose_providers(cfg.policy.providers)
         bundle = load_bundle(resolve_bundle(cfg.policy.bundle), robot=self.spec)
+        self._open_robot_link()
+        self.runner = self._make_runner(bundle)
+        self.period_s = 1.0 / bundle.manifest.policy_hz
+        self.node = rclpy.create_node("policy_loop")
+        self.log = self.param_node.get_logger()
+        self._create_outputs()
+        self._subscribe_inputs()
+        self.inputs = PolicyInputs()
+        self.depth_gate = self._make_gate(bundle)
+        self.meters = PolicyMeters()
+        self._prepare_swaps()
+        self._announce(bundle)
+        self.param_node.add_on_set_parameters_callback(self._on_set_parameters)
+        self._offer_faults()
+        sim_time = bool(self.node.get_parameter("use_sim_time").value)
+        self.ticker = PeriodicTick(self.node, self.period_s, self.tick, sim_time)
+        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
+
+    # ------------------------------------------------------------------ setup
+    def _declare_bundle(self, cfg: StackConfig) -> StackConfig:
+        """``bundle``, the running bundle: a params file or ``-p`` may give it; setting it while the node runs
+        swaps the model (:meth:`_on_set_parameters`, added once a model runs). ``cfg`` with its value."""
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        description = "running bundle (name or folder); set it to swap models live"
+        self.param_node.declare_parameter("bundle", cfg.policy.bundle, ParameterDescriptor(description=description))
+        bundle = str(self.param_node.get_parameter("bundle").value)
+        return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, bundle=bundle))
+
+    def _open_robot_link(self) -> None:
         from parkour_core.dds import DdsLink
 
         state_type, _ = message_types(self.spec)
-        self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
+        self.link = DdsLink(self.cfg.dds.domain, self.cfg.dds.interface)
         self.lowstate_reader = self.link.reader("rt/lowstate", state_type)
         self.state_wire = LowStateWire(self.spec)
-        self.runner = self._make_runner(bundle)
-        self.period_s = 1.0 / bundle.manifest.policy_hz
-        self._SetParametersResult = SetParametersResult
 
-        self.node = rclpy.create_node("policy_loop")
-        self.log = self.param_node.get_logger()
+    def _create_outputs(self) -> None:
+        from sensor_msgs.msg import JointState
+
         node = self.node
         self.targets_pub = create_publisher(node, topics.JOINT_TARGETS)
         self.bundle_pub = create_publisher(node, topics.BUNDLE)  # latched: every bundle that drove, for late joiners
         self.diag_pub = create_publisher(node, topics.DIAGNOSTICS)
         self.tick_inputs_pub = create_publisher(node, topics.TICK_INPUTS)
-        self.mux = cfg.command_mux()
-        for source, topic in ((TELEOP, cfg.cmd_vel.teleop_topic), (AUTONOMY, cfg.cmd_vel.autonomy_topic)):
+        self._JointState = JointState
+
+    def _subscribe_inputs(self) -> None:
+        node, cmd_vel = self.node, self.cfg.cmd_vel
+        self.mux = self.cfg.command_mux()
+        for source, topic in ((TELEOP, cmd_vel.teleop_topic), (AUTONOMY, cmd_vel.autonomy_topic)):
             create_subscription(node, topics.CMD_VEL, self._on_cmd_vel(source), name=topic)
         create_subscription(node, topics.DEPTH, self._on_depth, topics.POLICY_DEPTH_QOS)
         create_subscription(node, topics.SUPERVISOR_STATE, self._on_supervisor_state)
-        self._JointState = JointState
 
-        self.q: np.ndarray | None = None
-        self.dq: np.ndarray | None = None
-        self.quat = np.array([1.0, 0.0, 0.0, 0.0])
-        self.gyro = np.zeros(3)
-        self.joint_stamp_s: float | None = None
-        self.supervisor_state = "UNKNOWN"
-        self._reset_requested = False
-        # For /policy/tick_inputs: a reset since the last published tick. The first tick is marked too (the
-        # runner is fresh), so a replay knows where the recorded runner's memory is known to it.
-        self._reset_since_published = True
-        self._released_depth_stamp_s: float | None = None
-        # The (sec, nanosec) each recent frame's header had: the tick inputs name the frame by them exactly.
-        self._frame_stamps: dict[float, tuple[int, int]] = {}
+    def _prepare_swaps(self) -> None:
+        from rcl_interfaces.msg import SetParametersResult
 
-        self.depth_gate = self._make_gate(bundle)
-        self.depth_rate = FrameRate()
-        self.depth_rejected = 0
-        self.last_depth_stamp_s: float | None = None
-        self.last_depth_image: np.ndarray | None = None
-
-        self.periods = Samples()
-        self.periods_wall = Samples()
-        self.period_ticks = Samples()  # tick index of each period (to place swaps on the histogram)
-        self.inference_s = Samples()
-        self.backbone_s = Samples()
-        self.state_decode_s = Samples()
-        self.tick_s = Samples()  # the whole tick: state, depth, step, publish
-        self.state_ages = Samples()
-        self.depth_ages = Samples()  # age of the depth behind the latent (or newest frame) at each tick
-        self.cpu = CpuMeter()
-        self.deadline_misses = 0
-        self.nonfinite_ticks = 0
-        self.ticks = 0
-        self._last_tick: float | None = None
-        self._last_tick_wall: float | None = None
-        self._last_targets: np.ndarray | None = None
-
+        self._SetParametersResult = SetParametersResult
         self._swap_lock = threading.Lock()  # one swap at a time
         self._shadow: ShadowRun | None = None
         self._switch_to: ShadowRun | None = None
         self._switched = threading.Event()
+        self._last_targets: np.ndarray | None = None  # what the old model drove last: a switch adopts it
         self.swaps: list[dict] = []
-        self._announce(bundle)
-        self.param_node.declare_parameter(
-            "bundle",
-            cfg.policy.bundle,
-            ParameterDescriptor(description="running bundle (name or folder); set it to swap models live"),
-        )
-        self.param_node.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _offer_faults(self) -> None:
+        """``parkour faults`` only: one Trigger service per policy fault (the config refuses them on the robot)."""
         self.injected_fault: str | None = None
         self.faults_injected: list[dict] = []  # when each took effect, on this node's clock (parkour faults)
-        if cfg.faults.enabled:
+        if self.cfg.faults.enabled:
             from std_srvs.srv import Trigger
 
             for name in POLICY_FAULTS:
                 self.node.create_service(Trigger, topics.policy_fault_service(name), self._fault_handler(name))
-        sim_time = bool(self.node.get_parameter("use_sim_time").value)
-        self.ticker = PeriodicTick(self.node, self.period_s, self.tick, sim_time)
-        self.node.create_timer(DIAGNOSTICS_PERIOD_S, self._publish_diagnostics)
 
-    # ------------------------------------------------------------------ setup helpers
     def _make_runner(self, bundle: Bundle) -> PolicyRunner:
         return PolicyRunner(bundle, intra_op_threads=self.cfg.policy.intra_op_threads, providers=self.providers)
 
@@ -201,9 +191,10 @@ class PolicyNode:
         if data is None:
             return
         view = self.state_wire.decode(data)
-        self.q, self.dq, self.quat, self.gyro = view.q, view.dq, view.quat_wxyz, view.gyro
-        self.joint_stamp_s = lowstate_capture_time(view, now, self.cfg.mode == "sim")
-        self.state_decode_s.append(time.perf_counter() - started)
+        inputs = self.inputs
+        inputs.q, inputs.dq, inputs.quat, inputs.gyro = view.q, view.dq, view.quat_wxyz, view.gyro
+        inputs.joint_stamp_s = lowstate_capture_time(view, now, self.cfg.mode == "sim")
+        self.meters.state_decode_s.append(time.perf_counter() - started)
 
     def _on_cmd_vel(self, source: str):
         def on_command(msg) -> None:
@@ -214,7 +205,7 @@ class PolicyNode:
     def _on_depth(self, msg) -> None:
         spec = self.depth_spec
         if msg.encoding != "32FC1" or (msg.height, msg.width) != (spec.height, spec.width):
-            self.depth_rejected += 1
+            self.meters.depth_rejected += 1
             self.log.error(
                 f"depth frame {msg.width}x{msg.height} {msg.encoding} ignored: expected "
                 f"{spec.width}x{spec.height} 32FC1 (config depth section)",
@@ -223,34 +214,20 @@ class PolicyNode:
             return
         stamp = _stamp_s(msg.header.stamp)
         image = np.frombuffer(bytes(msg.data), dtype=np.float32).reshape(spec.height, spec.width)
-        self.depth_rate.add(stamp)
-        self._frame_stamps[stamp] = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-        while len(self._frame_stamps) > FRAME_STAMPS_KEPT:
-            del self._frame_stamps[next(iter(self._frame_stamps))]
-        self.last_depth_stamp_s = stamp
-        self.last_depth_image = image
+        self.meters.depth_rate.add(stamp)
+        self.inputs.frame(stamp, msg.header.stamp.sec, msg.header.stamp.nanosec, image)
         self.depth_gate.push(image, stamp)
 
     def _on_supervisor_state(self, msg) -> None:
-        if msg.mode == msg.ACTIVE and self.supervisor_state not in (msg.ACTIVE, msg.BLIND):
-            self._reset_requested = True  # done in the tick: the runner is the tick's alone
-        self.supervisor_state = msg.mode
+        if msg.mode == msg.ACTIVE and self.inputs.supervisor_state not in (msg.ACTIVE, msg.BLIND):
+            self.inputs.reset_requested = True  # done in the tick: the runner is the tick's alone
+        self.inputs.supervisor_state = msg.mode
 
     def _command_now(self, now: float) -> np.ndarray:
         """The operator's command over autonomy's, each within its timeout; zero when neither commands."""
         return self.mux.select(now).velocity
 
     # ------------------------------------------------------------------ the control tick
-    def _account_period(self, now: float, wall: float) -> None:
-        if self._last_tick is not None and self._last_tick_wall is not None:
-            period = now - self._last_tick
-            self.periods.append(period)
-            self.periods_wall.append(wall - self._last_tick_wall)
-            self.period_ticks.append(self.ticks)
-            if period > 1.5 * self.period_s:
-                self.deadline_misses += 1
-        self._last_tick, self._last_tick_wall = now, wall
-
     def _switch_if_ready(self) -> None:
         shadow = self._switch_to
         if shadow is None:
@@ -265,38 +242,39 @@ class PolicyNode:
     def tick(self) -> None:
         now = self._now()
         tick_started = time.perf_counter()
-        self._account_period(now, tick_started)
+        meters, inputs = self.meters, self.inputs
+        meters.account_period(now, tick_started, self.period_s)
         self._switch_if_ready()
         runner = self.runner
-        if self._reset_requested:
-            self._reset_requested = False
+        if inputs.reset_requested:
+            inputs.reset_requested = False
             runner.reset()
-            self._reset_since_published = True
+            inputs.reset_since_published = True
             if self._shadow is not None:
                 self._shadow.runner.reset()
         self._read_state(now)
         frame = self.depth_gate.pop_ready(now)
         if frame is not None:
-            self._released_depth_stamp_s = frame.stamp_s
+            inputs.released_depth_stamp_s = frame.stamp_s
         start = time.perf_counter()
         if frame is not None and runner.backbone is not None:
             runner.set_depth(frame.image, frame.stamp_s)
-            self.backbone_s.append(time.perf_counter() - start)
-        depth_stamp = runner.latent_stamp_s if runner.backbone is not None else self.last_depth_stamp_s
+            meters.backbone_s.append(time.perf_counter() - start)
+        depth_stamp = runner.latent_stamp_s if runner.backbone is not None else inputs.last_depth_stamp_s
         if depth_stamp is not None:
-            self.depth_ages.append(now - depth_stamp)
-        if self.q is None or self.dq is None or self.joint_stamp_s is None:
+            meters.depth_ages.append(now - depth_stamp)
+        state = inputs.robot_state()
+        if state is None or inputs.joint_stamp_s is None:
             return
-        self.state_ages.append(now - self.joint_stamp_s)
-        state = RobotState(self.q, self.dq, self.quat, self.gyro)
+        meters.state_ages.append(now - inputs.joint_stamp_s)
         command = self._command_now(now)
         targets = runner.step(state, command)
-        self.inference_s.append(time.perf_counter() - start)
+        meters.inference_s.append(time.perf_counter() - start)
         if self.injected_fault is not None:
             targets = self._corrupt(targets)
         if not np.all(np.isfinite(targets)):
             # Published as they are: the supervisor is the one place that decides what reaches the motors.
-            self.nonfinite_ticks += 1
+            meters.nonfinite_ticks += 1
             self.log.error(f"bundle {runner.manifest.name!r} output NaN/inf", throttle_duration_sec=1.0)
         msg = self._JointState()
         msg.header.stamp = self.node.get_clock().now().to_msg()
@@ -306,8 +284,8 @@ class PolicyNode:
         msg.position = targets.tolist()
         self.targets_pub.publish(msg)
         self._last_targets = targets
-        self.ticks += 1
-        self.tick_s.append(time.perf_counter() - tick_started)
+        meters.ticks += 1
+        meters.tick_s.append(time.perf_counter() - tick_started)
         shadow = self._shadow
         if shadow is not None and not shadow.done.is_set():
             if frame is not None and shadow.runner.backbone is not None:
@@ -318,17 +296,16 @@ class PolicyNode:
         inputs = TickInputs(
             stamp_sec=stamp.sec,
             stamp_nanosec=stamp.nanosec,
-            reset=self._reset_since_published,
-            depth_stamp_s=self._released_depth_stamp_s,
+            reset=self.inputs.reset_since_published,
+            depth_stamp_s=self.inputs.released_depth_stamp_s,
             command=command,
             quat_wxyz=state.quat_wxyz,
             gyro=state.gyro,
             q=state.q,
             dq=state.dq,
         )
-        self._reset_since_published = False
-        depth = self._released_depth_stamp_s
-        frame_stamp = self._frame_stamps.get(depth) if depth is not None else None
+        self.inputs.reset_since_published = False
+        frame_stamp = self.inputs.released_frame_stamp()
         self.tick_inputs_pub.publish(tick_inputs_message(inputs, bundle_name, frame_stamp))
 
     def _fault_handler(self, name: str):
@@ -361,7 +338,7 @@ class PolicyNode:
         for p in params:
             if p.name != "bundle":
                 continue
-            requested_at_tick = self.ticks
+            requested_at_tick = self.meters.ticks
             outcome = self.swap(str(p.value))
             outcome.requested_at_tick = requested_at_tick
             self.swaps.append({**outcome.__dict__, "bundle": str(outcome.bundle), "requested": str(p.value)})
@@ -380,7 +357,7 @@ class PolicyNode:
 
     def _swap_locked(self, name_or_path: str) -> SwapOutcome:
         allowed = self.cfg.policy.swap_allowed_states
-        state = self.supervisor_state
+        state = self.inputs.supervisor_state
         if state not in allowed:
             return SwapOutcome(
                 False, f"refused: swaps are allowed in {allowed} (policy.swap_allowed_states), not {state}"
@@ -391,8 +368,9 @@ class PolicyNode:
         except SwapError as e:
             self.log.error(f"swap to {name_or_path!r} refused: {e}; {active.manifest.name!r} keeps running")
             return SwapOutcome(False, f"refused: {e}")
-        if candidate.backbone is not None and self.last_depth_image is not None and self.last_depth_stamp_s:
-            candidate.set_depth(self.last_depth_image, self.last_depth_stamp_s)
+        latest = self.inputs
+        if candidate.backbone is not None and latest.last_depth_image is not None and latest.last_depth_stamp_s:
+            candidate.set_depth(latest.last_depth_image, latest.last_depth_stamp_s)
         shadow = ShadowRun(candidate, self.cfg.policy.shadow_ticks)
         self._shadow = shadow
         if not shadow.done.wait(self.cfg.policy.swap_timeout_s):
@@ -411,16 +389,16 @@ class PolicyNode:
         if not self._switched.wait(self.cfg.policy.swap_timeout_s):
             self._switch_to = None
             return SwapOutcome(False, "refused: the control loop did not reach a tick boundary in time")
-        name = candidate.manifest.name
+        name, ticks = candidate.manifest.name, self.meters.ticks
         self.log.info(
-            f"swapped to {name!r} at tick {self.ticks} after {shadow.ticks} shadow ticks "
+            f"swapped to {name!r} at tick {ticks} after {shadow.ticks} shadow ticks "
             f"(max target gap to the old model {shadow.max_target_gap_rad:.3f} rad)"
         )
         return SwapOutcome(
             True,
-            f"switched to {name!r} at tick {self.ticks}",
+            f"switched to {name!r} at tick {ticks}",
             bundle=candidate.bundle.path,
-            switched_at_tick=self.ticks,
+            switched_at_tick=ticks,
             shadow_ticks=shadow.ticks,
             max_target_gap_rad=shadow.max_target_gap_rad,
         )
@@ -429,26 +407,13 @@ class PolicyNode:
     def _publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-        recent_inference = self.inference_s.tail(50)
-        recent_depth = self.depth_ages.tail(50)
-        stale = bool(recent_depth.size) and recent_depth[-1] > self.cfg.depth.stale_after_s
+        stale, values = self.meters.diagnostics(self.runner.manifest.name, self.cfg.depth.stale_after_s)
         status = DiagnosticStatus(
             name="policy_node: control loop",
             hardware_id=self.runner.manifest.name,
-            level=DiagnosticStatus.WARN if (stale or self.nonfinite_ticks) else DiagnosticStatus.OK,
+            level=DiagnosticStatus.WARN if (stale or self.meters.nonfinite_ticks) else DiagnosticStatus.OK,
             message="depth stale" if stale else "running",
         )
-        values = {
-            "bundle": self.runner.manifest.name,
-            "ticks": self.ticks,
-            "deadline_misses": self.deadline_misses,
-            "inference_ms_p50": np.median(recent_inference) * 1e3 if recent_inference.size else float("nan"),
-            "inference_ms_max": recent_inference.max() * 1e3 if recent_inference.size else float("nan"),
-            "state_age_ms": self.state_ages.tail(1)[0] * 1e3 if len(self.state_ages) else float("nan"),
-            "depth_age_ms": recent_depth[-1] * 1e3 if recent_depth.size else float("nan"),
-            "depth_fps": self.depth_rate.fps,
-            "nonfinite_ticks": self.nonfinite_ticks,
-        }
         status.values = [
             KeyValue(key=k, value=f"{v:.3f}" if isinstance(v, float) else str(v)) for k, v in values.items()
         ]
@@ -460,42 +425,12 @@ class PolicyNode:
     def write_metrics(self) -> None:
         if self.run_dir is None:
             return
-        write_json(
-            self.run_dir / "policy.json",
-            {
-                "bundle": str(self.runner.bundle.path),
-                "bundle_name": self.runner.manifest.name,
-                "ticks": self.ticks,
-                "policy_period_ms": summary_ms(self.periods),
-                "policy_period_wall_ms": summary_ms(self.periods_wall),
-                "timer_fires_dropped": self.ticker.dropped,
-                "periods_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods)],
-                "periods_wall_ms": [round(float(p) * 1000, 3) for p in np.asarray(self.periods_wall)],
-                "period_ticks": [int(k) for k in np.asarray(self.period_ticks)],
-                "inference_ms": summary_ms(self.inference_s),
-                "backbone_ms": summary_ms(self.backbone_s),
-                "callbacks_ms": {
-                    "lowstate_take_decode": summary_ms(self.state_decode_s),
-                    "backbone": summary_ms(self.backbone_s),
-                    "step": summary_ms(self.inference_s),
-                    "tick": summary_ms(self.tick_s),
-                },
-                "cpu": self.cpu.report(self._now() if self.cfg.mode == "sim" else None),
-                "state_age_ms": summary_ms(self.state_ages),
-                "deadline_misses": self.deadline_misses,
-                "nonfinite_ticks": self.nonfinite_ticks,
-                "depth": {
-                    "age_ms": summary_ms(self.depth_ages),
-                    "fps": round(self.depth_rate.fps, 3),
-                    "frames": self.depth_rate.frames,
-                    "rejected": self.depth_rejected,
-                    "superseded": self.depth_gate.superseded,
-                    "latency_emulated": self.depth_gate.latency_s is not None,
-                },
-                "swaps": self.swaps,
-                "faults_injected": self.faults_injected,
-            },
+        bundle = {"bundle": str(self.runner.bundle.path), "bundle_name": self.runner.manifest.name}
+        sim_now = self._now() if self.cfg.mode == "sim" else None
+        report = self.meters.report(
+            bundle, self.ticker.dropped, sim_now, self.depth_gate, self.swaps, self.faults_injected
         )
+        write_json(self.run_dir / "policy.json", report)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from parkour_core.bundle import BundleError
 
-    args = parse_node_args(__doc__ or "", argv)
+    args = parse_node_args(__doc__ or "", argv, "policy")
     section = args.config.policy
     for line in apply_realtime(section.cpu_affinity, section.realtime_priority, "policy_node", section.lock_memory):
         print(line, flush=True)

@@ -65,8 +65,9 @@ class DdsConfig:
 class BridgeConfig:
     scene: str = _bounded("flat", doc="scene file sim/scenes/<scene>.yaml")
     robot_model: str = _bounded(
-        "", choices=("", "holosoma", "mjlab"),
-        doc="the robot's MuJoCo model: '' its default (G1: holosoma's), mjlab: mjlab's G1 (parkour_sim.models)",
+        "", choices=("", "holosoma", "mjlab", "unitree", "simplified"),
+        doc="the robot's MuJoCo model (parkour_sim.models): '' its default (G1: holosoma's, H1: unitree, Unitree's "
+        "own); G1 mjlab: mjlab's; H1 simplified: ours, primitive shapes",
     )  # fmt: skip
     peer: str = _bounded(
         "stack",
@@ -345,9 +346,9 @@ class TeleopConfig:
     max_vx_mps: float = _bounded(1.0, 0.0, 3.0, doc="forward/backward speed at full stick", live=True)
     max_vy_mps: float = _bounded(0.5, 0.0, 2.0, doc="sideways speed at full stick", live=True)
     max_yaw_rate_rps: float = _bounded(1.0, 0.0, 3.0, doc="turn rate at full stick", live=True)
-    accel_vx_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vx changes per second")
-    accel_vy_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vy changes per second")
-    accel_yaw_rps2: float = _bounded(2.0, 0.05, 40.0, doc="ramp: the most the yaw rate changes per second")
+    accel_vx_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vx changes per second", live=True)
+    accel_vy_mps2: float = _bounded(1.0, 0.05, 20.0, doc="ramp: the most vy changes per second", live=True)
+    accel_yaw_rps2: float = _bounded(2.0, 0.05, 40.0, doc="ramp: the most the yaw rate changes per second", live=True)
     command_timeout_s: float = _bounded(
         0.5, 0.05, 5.0, doc="no input for this long: zero velocity, input lost (/teleop/joy stops)"
     )

@@ -181,6 +181,8 @@ class ConfigParameters:
         self.node, self.node_key, self.on_change = node, node_key, on_change
         self._result = SetParametersResult
         self.specs = {s.name: s for s in params.specs(node_key)}
+        if on_change is None and any(s.live for s in self.specs.values()):
+            raise ValueError(f"{node_key}: live parameters need an on_change that applies them")
         initial = params.values(cfg, node_key)
         for name, spec in self.specs.items():
             try:

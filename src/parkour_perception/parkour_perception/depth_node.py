@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None, source: DepthSource | None = None) -> in
     """``source`` replaces the RealSense (tests: a software camera); ``None`` opens ``camera.serial``."""
     from rclpy.executors import ExternalShutdownException
 
-    args = parse_node_args(__doc__ or "", argv)
+    args = parse_node_args(__doc__ or "", argv, "depth")
     try:
         node = DepthNode(args.config, args.run_dir, args.ros_args, source=source)
     except ConfigError as e:

@@ -33,11 +33,12 @@ from parkour_core.realtime import apply_realtime
 from parkour_core.robots import get_robot
 from parkour_core.ros_process import create_publisher, create_subscription, declare_from_config, init_rclpy
 from parkour_core.stamps import stamp_parts
-from parkour_core.stats import CpuMeter, Samples, summary_ms, write_json
+from parkour_core.stats import summary_ms, write_json
 from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_joy
 from parkour_core.tick_grid import TickGrid
 from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
+from parkour_sim.bridge_record import BridgeMeters, RunRecord, bridge_report
 from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
 from parkour_sim.lockstep import PeerSilence, WallPacer
@@ -51,8 +52,6 @@ DEPTH_FRAMES_FILE = "depth_frames.npz"
 REMOTE_RELEASED = encode_wireless_remote()  # no key held, sticks centred
 POLICY_MATCH_TIMEOUT_WALL_S = 20.0  # DDS discovery of the policy's publisher, on a busy machine
 CLOCK_RESEND_WALL_S = 0.05
-LONG_POLICY_WAIT_S = 0.1  # a hold for the policy this long (wall): reported one by one in bridge.json
-LONG_LOWCMD_GAP_S = 0.02  # four supervisor periods: reported one by one in bridge.json
 LOCKSTEP_CATCH_UP_S = 0.05  # how far behind wall time a lockstep run steps back to back to catch up
 
 
@@ -96,30 +95,42 @@ class MujocoBridge:
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
         import rclpy
-        from geometry_msgs.msg import PoseStamped
-        from rclpy.executors import SingleThreadedExecutor
-        from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import Image
-        from std_srvs.srv import Trigger
-
-        from parkour_interfaces.msg import BandState
 
         init_rclpy(ros_args)
         self.node = rclpy.create_node("mujoco_bridge")
         self.params = declare_from_config(self.node, cfg, "bridge")  # the config it runs on is its parameters'
-        cfg = self.params.cfg
-        self.cfg = cfg
+        self.cfg = cfg = self.params.cfg
         self.run_dir = run_dir
         self.spec = get_robot(cfg.robot)
-        b = cfg.bridge
+        self._build_sim()
+        self.meters = BridgeMeters()
+        self.record = RunRecord(cos_max_tilt=float(np.cos(cfg.supervisor.max_tilt_rad)))
+        self._create_outputs()
+        self._subscribe_inputs()
+        self._prepare_lockstep()
+        self._create_camera()
+        self._offer_faults()
+        self._open_robot_link()
+
+    # ------------------------------------------------------------------ setup
+    def _build_sim(self) -> None:
+        """The robot, hanging on its elastic band until ``/sim/release_band``."""
+        b = self.cfg.bridge
         pd_law = "on_command" if b.peer == "unitree_sim" else "every_step"
         self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m, b.robot_model, pd_law)
         self.gaps = CommandGaps(b.command_gap_s, b.command_gap_every_s)
         self.sim.hang()
         self.band_release_requested = threading.Event()
+        self.band_released_at_s: float | None = None
         # A stand-in robot (bridge.clock: wall) runs on wall time like a real one: no /clock, no lockstep.
         self.on_sim_time = b.clock == "sim"
-        self.band_released_at_s: float | None = None
+
+    def _create_outputs(self) -> None:
+        from geometry_msgs.msg import PoseStamped
+        from rosgraph_msgs.msg import Clock
+        from std_srvs.srv import Trigger
+
+        from parkour_interfaces.msg import BandState
 
         node = self.node
         self._clock_pub = create_publisher(node, topics.CLOCK)  # in the namespace: each robot's own sim time
@@ -131,103 +142,79 @@ class MujocoBridge:
         self._band_pub = create_publisher(node, topics.BAND)
         self._BandState = BandState
         self._publish_band(released=False)
+
+    def _subscribe_inputs(self) -> None:
+        node = self.node
         # Lockstep: the bridge watches the policy's progress so a starved policy slows the sim
         # instead of missing its ticks (the robot cannot wait; the simulator can).
         create_subscription(node, topics.JOINT_TARGETS, self._on_targets)
+        self.last_target_sim_s: float | None = None
         # The robot's remote is whatever input is active (teleop_node's /teleop/joy): encoded into
         # rt/lowstate's wireless_remote, so the supervisor's remote code runs in simulation too.
         create_subscription(node, topics.TELEOP_JOY, self._on_joy)
-        self.remote_timeout_s = cfg.teleop.command_timeout_s
+        self.remote_timeout_s = self.cfg.teleop.command_timeout_s
         self.remote_bytes = REMOTE_RELEASED
         self.remote_sim_s: float | None = None
         self.remote_written: bytes | None = None
-        self.last_target_sim_s: float | None = None
+        # Single-threaded: rclpy's EventsExecutor spinning in a second thread starved this loop of the GIL
+        # and deadlocked the node's teardown.
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self.node)
+        self._spin_thread = threading.Thread(target=self._spin, daemon=True)
+
+    def _prepare_lockstep(self) -> None:
+        """The peers' tick grids (the ones their PeriodicTick runs on): sim time is held at each of their ticks
+        until they have answered, unless one is silent for ``bridge.lockstep_timeout_wall_s``."""
+        cfg = self.cfg
         self.policy_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
+        self.supervisor_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
         # The nominal period, not one estimated from stamps: stamp jitter would shrink an estimate
         # below the real period and hold the clock short of the policy's next tick (a deadlock).
         # No policy.bundle (a robot without a trained policy): no policy to wait for, no lockstep.
         bundle = cfg.policy.bundle
         self.policy_period_s = policy_period_s(bundle) if bundle else float("inf")
-        self.lockstep_waits = 0
-        self.policy_wait_wall = Samples()  # per hold: wall time until the policy's targets for the tick came
-        # (sim s, waited ms, gave up) of each hold for the policy past LONG_POLICY_WAIT_S of wall time.
-        self.long_policy_waits: list[tuple[float, float, bool]] = []
-        # Single-threaded: rclpy's EventsExecutor spinning in a second thread starved this loop of the GIL
-        # and deadlocked the node's teardown.
-        self._executor = SingleThreadedExecutor()
-        self._executor.add_node(self.node)
-        self._spin_thread = threading.Thread(target=self._spin, daemon=True)
-
-        # The simulated D435i.
-        self.depth: SimDepthSensor | None = None
-        self.depth_spec = cfg.depth.spec()
-        self.depth_publish_s = Samples()
-        if cfg.sim_camera.enabled:
-            self.depth = SimDepthSensor(self.sim.model, cfg.sim_camera, self.depth_spec, start_s=self.sim.time)
-            # The policy's gate keeps only the newest released frame; the queue is for a recorder.
-            self._Image = Image
-            self._depth_pub = create_publisher(node, topics.DEPTH, topics.SIM_CAMERA_QOS)
-            self._raw_pub = (
-                create_publisher(node, topics.DEPTH_RAW, topics.SIM_CAMERA_QOS) if cfg.sim_camera.publish_raw else None
-            )
-
-        self.faults = BridgeFaults(cfg.faults)
-        if cfg.faults.enabled:
-            for name in BRIDGE_FAULTS:
-                self.node.create_service(Trigger, topics.sim_fault_service(name), self._fault_handler(name))
-        self.lowcmd_violations = 0  # joints of received commands beyond a limit (independent audit)
-        self.lowcmd_dropped = 0  # arrived during an injected command gap
-        self.lowcmd_violation_times: list[float] = []
-        self.lowstate_suppressed = 0
-        self.last_lowcmd_sim_s: float | None = None
-        self.supervisor_silence = PeerSilence(cfg.bridge.lockstep_timeout_wall_s)
-        self.supervisor_waits = 0
-        self.supervisor_wait_wall = Samples()
-        # The peers' tick grids (the ones their PeriodicTick runs on): sim time is held at each of their ticks
-        # until they have answered.
         self.supervisor_ticks = TickGrid.on_sim_time(1.0 / cfg.supervisor.rate_hz)
         self.policy_ticks = TickGrid.on_sim_time(self.policy_period_s) if np.isfinite(self.policy_period_s) else None
         self.expect_policy = False  # set in run(): hold for the policy from its first tick
-        self.physics_step_wall = Samples()
-        self.step_period_wall = Samples()
-        self.lowcmd_period_wall = Samples()  # between lowcmds taken: the gaps a held-torque peer holds across
-        self.last_lowcmd_wall = 0.0
-        # Sim time each command was held until the next: what a held-torque peer (peer: unitree_sim)
-        # integrates one torque over; (sim s, held ms) of each hold past LONG_LOWCMD_GAP_S.
-        self.lowcmd_held_sim = Samples()
-        self.long_lowcmd_gaps: list[tuple[float, float]] = []
-        self.lowstate_encode_wall = Samples()
-        self.lowcmd_decode_wall = Samples()
-        self.clock_publish_wall = Samples()
-        self.cpu = CpuMeter()
-        # joint states in the newest rt/lowstate samples sent, newest last: the supervisor may act on
-        # any of them (lockstep holds sim time at each of its ticks, so it is at most a tick behind).
-        self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
-            [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
-        )
-        self.camera_ticks_suppressed = 0
+
+    def _create_camera(self) -> None:
+        """The simulated D435i. The policy's gate keeps only the newest released frame; the queue is for a recorder."""
+        from sensor_msgs.msg import Image
+
+        cam = self.cfg.sim_camera
+        self.depth: SimDepthSensor | None = None
+        self.depth_spec = self.cfg.depth.spec()
         self.frames_held: list[ScheduledFrame[DepthFrame]] = []
+        if cam.enabled:
+            self.depth = SimDepthSensor(self.sim.model, cam, self.depth_spec, start_s=self.sim.time)
+            self._Image = Image
+            self._depth_pub = create_publisher(self.node, topics.DEPTH, topics.SIM_CAMERA_QOS)
+            raw = cam.publish_raw
+            self._raw_pub = create_publisher(self.node, topics.DEPTH_RAW, topics.SIM_CAMERA_QOS) if raw else None
+
+    def _offer_faults(self) -> None:
+        self.faults = BridgeFaults(self.cfg.faults)
+        if self.cfg.faults.enabled:
+            from std_srvs.srv import Trigger
+
+            for name in BRIDGE_FAULTS:
+                self.node.create_service(Trigger, topics.sim_fault_service(name), self._fault_handler(name))
+
+    def _open_robot_link(self) -> None:
+        """rt/lowstate out, rt/lowcmd in, as the robot's own interface."""
         state_type, cmd_type = message_types(self.spec)
-        self.link = DdsLink(cfg.dds.domain, cfg.dds.interface)
+        self.link = DdsLink(self.cfg.dds.domain, self.cfg.dds.interface)
         self.lowstate_writer = self.link.writer("rt/lowstate", state_type)
         self.lowcmd_reader = self.link.reader("rt/lowcmd", cmd_type)
         self.state_wire = LowStateWire(self.spec)
         self.cmd_wire = LowCmdWire(self.spec)
-
-        self.lowstate_sent = 0
-        self.lowcmd_received = 0
-        self.trajectory: dict[str, list[float]] = {k: [] for k in ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt")}
-        # The whole qpos at STATE_HZ, for rendering the run after it ended (a copy per sample, no rendering here).
-        self.state_t: list[float] = []
-        self.state_qpos: list[np.ndarray] = []
-        self.fell = False
-        self.fell_at_s: float | None = None
-        # Onsets the fault suite judges the supervisor against, from the simulator's side: the first
-        # rt/lowstate sent that shows the base tilted past the supervisor's limit (after the band's
-        # release), and the first depth frame exposed after a camera stall that reached the topic.
-        self.cos_max_tilt = float(np.cos(cfg.supervisor.max_tilt_rad))
-        self.tilt_exceeded_at_s: float | None = None
-        self.camera_resumed_at_s: float | None = None
+        # Joint states in the newest rt/lowstate samples sent, newest last: the supervisor may act on any of
+        # them (lockstep holds sim time at each of its ticks, so it is at most a tick behind).
+        self.published_states: deque[tuple[np.ndarray, np.ndarray]] = deque(
+            [(self.sim.q, self.sim.dq)], maxlen=AUDIT_STATES
+        )
 
     def _spin(self) -> None:
         from rclpy.executors import ExternalShutdownException
@@ -266,26 +253,15 @@ class MujocoBridge:
         if data is None:
             return False
         if self.gaps.dropping(self.sim.time):
-            self.lowcmd_dropped += 1
+            self.meters.lowcmd_dropped += 1
             return False
         cmd, enabled = self.cmd_wire.decode(data)
-        self.lowcmd_decode_wall.append(time.perf_counter() - started)
+        self.meters.lowcmd_decode_wall.append(time.perf_counter() - started)
         # Judged against the states the supervisor was sent: it cannot know any newer one
         # (during a lowstate stall, none at all).
-        violations = command_violations(self.spec, cmd, enabled, self.published_states)
-        if violations:
-            self.lowcmd_violations += violations
-            self.lowcmd_violation_times.append(round(self.sim.time, 4))
+        self.meters.violations(command_violations(self.spec, cmd, enabled, self.published_states), self.sim.time)
         self.sim.set_command(cmd, enabled)
-        if self.last_lowcmd_sim_s is not None:
-            self.lowcmd_period_wall.append(started - self.last_lowcmd_wall)
-            held_s = self.sim.time - self.last_lowcmd_sim_s
-            self.lowcmd_held_sim.append(held_s)
-            if held_s > LONG_LOWCMD_GAP_S and len(self.long_lowcmd_gaps) < 100:
-                self.long_lowcmd_gaps.append((round(self.sim.time, 4), round(held_s * 1000.0, 1)))
-        self.last_lowcmd_wall = started
-        self.lowcmd_received += 1
-        self.last_lowcmd_sim_s = self.sim.time
+        self.meters.lowcmd_taken(started, self.sim.time)
         self.supervisor_silence.heard(time.perf_counter())
         return True
 
@@ -303,7 +279,9 @@ class MujocoBridge:
         """
         b = self.cfg.bridge
         started = time.perf_counter()
-        need_command = b.lockstep_supervisor and supervisor_due is not None and self.last_lowcmd_sim_s is not None
+        need_command = (
+            b.lockstep_supervisor and supervisor_due is not None and self.meters.last_lowcmd_sim_s is not None
+        )
         need_targets = (
             b.lockstep_policy and policy_due is not None and (self.last_target_sim_s is not None or self.expect_policy)
         )
@@ -334,14 +312,9 @@ class MujocoBridge:
         self.supervisor_silence.sim_held(ended - command_at)
         self.policy_silence.sim_held(ended - targets_at)
         if need_command:
-            self.supervisor_waits += 1
-            self.supervisor_wait_wall.append(command_at - started)
+            self.meters.held_for_supervisor(command_at - started)
         if need_targets:
-            self.lockstep_waits += 1
-            self.policy_wait_wall.append(targets_at - started)
-            if targets_at - started > LONG_POLICY_WAIT_S and len(self.long_policy_waits) < 100:
-                waited_ms = round((targets_at - started) * 1000.0, 1)
-                self.long_policy_waits.append((round(self.sim.time, 4), waited_ms, policy_gave_up))
+            self.meters.held_for_policy(targets_at - started, self.sim.time, policy_gave_up)
 
     def _policy_matched(self) -> bool:
         """Wait (wall time) until the policy can answer its first tick: this node's /policy/joint_targets
@@ -378,7 +351,7 @@ class MujocoBridge:
         started = time.perf_counter()
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = stamp_parts(self.sim.time)
         self._clock_pub.publish(self._clock_msg)
-        self.clock_publish_wall.append(time.perf_counter() - started)
+        self.meters.clock_publish_wall.append(time.perf_counter() - started)
 
     def _on_joy(self, msg) -> None:
         snapshot = snapshot_from_normalised_joy(self.sim.time, msg.axes, msg.buttons)
@@ -401,15 +374,14 @@ class MujocoBridge:
         # Unitree's simulators send neither tick nor CRC.
         unitree_sim = self.cfg.bridge.peer == "unitree_sim"
         tick = 0 if unitree_sim else int(s.time * 1000)
-        data = self.state_wire.encode(s.q, s.dq, s.tau, s.quat_wxyz, s.gyro, s.accel, tick, changed, not unitree_sim)
+        data = self.state_wire.encode(
+            s.q, s.dq, s.tau, s.imu_quat_wxyz, s.imu_gyro, s.imu_accel, tick, changed, not unitree_sim
+        )
         self.lowstate_writer.write_bytes(data)
-        self.lowstate_encode_wall.append(time.perf_counter() - started)
+        self.meters.lowstate_encode_wall.append(time.perf_counter() - started)
         self.published_states.append((self.sim.q, self.sim.dq))
-        self.lowstate_sent += 1
-        if self.tilt_exceeded_at_s is None and self.band_released_at_s is not None:
-            _, x, y, _ = s.data.qpos[3:7]
-            if 1.0 - 2.0 * (x * x + y * y) < self.cos_max_tilt:  # cos of the tilt: the body z axis' world z
-                self.tilt_exceeded_at_s = s.time
+        self.meters.lowstate_sent += 1
+        self.record.lowstate_sent(s, self.band_released_at_s is not None)
 
     def _camera_tick(self) -> None:
         """Expose a frame if one is due; the frames due for publication wait in ``frames_held``."""
@@ -429,14 +401,12 @@ class MujocoBridge:
             started = time.perf_counter()
             frame = scheduled.frame
             self._depth_pub.publish(fill_image(self._Image(), frame.policy, self._stamp(frame.exposure_s)))
-            stall = self.faults.camera_stall
-            if self.camera_resumed_at_s is None and stall.triggered and frame.exposure_s >= stall.end_s:
-                self.camera_resumed_at_s = self.sim.time
+            self.record.frame_published(frame.exposure_s, self.sim.time, self.faults)
             if self._raw_pub is not None:
                 self._raw_pub.publish(
                     fill_image(self._Image(), depth_to_z16(frame.metres), self._stamp(frame.exposure_s))
                 )
-            self.depth_publish_s.append(time.perf_counter() - started)
+            self.meters.depth_publish_s.append(time.perf_counter() - started)
 
     def _publish_base_pose(self) -> None:
         msg = self._pose_msg
@@ -448,20 +418,8 @@ class MujocoBridge:
         self._pose_pub.publish(msg)
 
     def _record(self) -> None:
-        s = self.sim
         self._publish_base_pose()
-        pos = s.base_pos
-        vel = s.base_lin_vel_world
-        tr = self.trajectory
-        for key, value in zip(
-            ("t", "x", "y", "z", "yaw", "vx", "vy", "tilt"),
-            (s.time, pos[0], pos[1], pos[2], s.yaw, vel[0], vel[1], s.tilt),
-            strict=True,
-        ):
-            tr[key].append(round(float(value), 5))
-        if self.band_released_at_s is not None and not self.fell and s.fallen():
-            self.fell = True
-            self.fell_at_s = s.time
+        self.record.sample(self.sim, self.band_released_at_s is not None)
 
     def run(self, duration_s: float, viewer: bool = False) -> None:
         b = self.cfg.bridge
@@ -506,7 +464,7 @@ class MujocoBridge:
                     self._publish_band(released=True)
                 started = time.perf_counter()
                 self.sim.step()
-                self.physics_step_wall.append(time.perf_counter() - started)
+                self.meters.physics_step_wall.append(time.perf_counter() - started)
                 step += 1
                 t = self.sim.time
                 supervisor_due = self.supervisor_ticks.reached(t)
@@ -517,7 +475,7 @@ class MujocoBridge:
                     awaiting = (supervisor_due, policy_due)
                 if (pipelined and peer_ticks) or (not pipelined and step % lowstate_every == 0):
                     if self.faults.lowstate_stall.active(t):
-                        self.lowstate_suppressed += 1
+                        self.meters.lowstate_suppressed += 1
                     else:
                         self._publish_lowstate()
                 if pipelined and peer_ticks and self.frames_held:
@@ -526,7 +484,7 @@ class MujocoBridge:
                 if peer_ticks:
                     self._publish_clock()
                 if self.depth is not None and self.faults.camera_stall.active(t):
-                    self.camera_ticks_suppressed += 1
+                    self.meters.camera_ticks_suppressed += 1
                 elif self.depth is not None:
                     self._camera_tick()  # while the peers compute their ticks
                     if not pipelined and self.frames_held:
@@ -534,8 +492,7 @@ class MujocoBridge:
                 if step % record_every == 0:
                     self._record()
                 if step % state_every == 0:
-                    self.state_t.append(t)
-                    self.state_qpos.append(self.sim.data.qpos.astype(np.float32))
+                    self.record.keep_state(self.sim)
                 if handle is not None and step % viewer_every == 0:
                     handle.sync()
                 if peer_ticks and not pipelined:
@@ -545,7 +502,7 @@ class MujocoBridge:
                     time.sleep(sleep_s)
                 now = time.perf_counter()
                 if last_step_wall is not None:
-                    self.step_period_wall.append(now - last_step_wall)
+                    self.meters.step_period_wall.append(now - last_step_wall)
                 last_step_wall = now
         except KeyboardInterrupt:
             pass
@@ -555,68 +512,23 @@ class MujocoBridge:
         if self.run_dir is None:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)  # a run folder that does not exist yet (the stand-in's)
-        sim_time = self.sim.time
-        camera = None
+        b, record = self.cfg.bridge, self.record
+        camera = camera_frame_ms = None
         if self.depth is not None:
-            camera = {"enabled": True, **self.depth.stats(), "publish_ms": summary_ms(self.depth_publish_s)}
+            camera = {"enabled": True, **self.depth.stats(), "publish_ms": summary_ms(self.meters.depth_publish_s)}
+            camera_frame_ms = summary_ms(self.depth.frame_s)
             if self.depth.strip:
                 camera["strip_file"] = DEPTH_FRAMES_FILE
                 save_depth_frames(self.run_dir / DEPTH_FRAMES_FILE, self.depth.strip, self.depth_spec)
-        write_json(
-            self.run_dir / "bridge.json",
-            {
-                "sim_time_s": sim_time,
-                "wall_time_s": self.wall_time_s,
-                "sim_real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else None,
-                "lowstate_sent": self.lowstate_sent,
-                "lowcmd_received": self.lowcmd_received,
-                "lowcmd_dropped_in_gaps": self.lowcmd_dropped,
-                "peer": self.cfg.bridge.peer,
-                "robot_model": self.cfg.bridge.robot_model or "default",
-                "lockstep_waits": self.lockstep_waits,
-                "lockstep_wait_wall_s": round(float(np.sum(self.policy_wait_wall)), 3),
-                "policy_wait_wall_ms": summary_ms(self.policy_wait_wall),
-                "supervisor_waits": self.supervisor_waits,
-                "supervisor_wait_wall_s": round(float(np.sum(self.supervisor_wait_wall)), 3),
-                "supervisor_wait_wall_ms": summary_ms(self.supervisor_wait_wall),
-                "cpu": self.cpu.report(sim_time),
-                "callbacks_ms": {
-                    "physics_step": summary_ms(self.physics_step_wall),
-                    "lowstate_encode_crc_write": summary_ms(self.lowstate_encode_wall),
-                    "lowcmd_take_decode": summary_ms(self.lowcmd_decode_wall),
-                    "clock_publish": summary_ms(self.clock_publish_wall),
-                    "camera_frame": summary_ms(self.depth.frame_s) if self.depth is not None else None,
-                    "camera_publish": summary_ms(self.depth_publish_s),
-                },
-                "periods_wall_ms": {
-                    "step": summary_ms(self.step_period_wall),
-                    "lowcmd": summary_ms(self.lowcmd_period_wall),
-                },
-                "lowcmd_held_sim_ms": summary_ms(self.lowcmd_held_sim),
-                "band_released_at_s": self.band_released_at_s,
-                "fell": self.fell,
-                "fell_at_s": self.fell_at_s,
-                "scene": self.cfg.bridge.scene,
-                "camera": camera if camera is not None else {"enabled": False},
-                "lowcmd_holds_past_20ms_sim_s_ms": self.long_lowcmd_gaps,
-                "policy_waits_past_100ms_sim_s_ms_gave_up": self.long_policy_waits,
-                "lowcmd_limit_violations": self.lowcmd_violations,
-                "lowcmd_violation_times_s": self.lowcmd_violation_times[:100],
-                "faults": {
-                    "triggered": self.faults.triggered,
-                    "tilt_exceeded_at_s": self.tilt_exceeded_at_s,
-                    "camera_resumed_at_s": self.camera_resumed_at_s,
-                    "policy_last_target_s": self.last_target_sim_s,
-                    "lowstate_suppressed": self.lowstate_suppressed,
-                    "camera_ticks_suppressed": self.camera_ticks_suppressed,
-                },
-                "trajectory": self.trajectory,
-                "states": {"file": TRAJECTORY_FILE, "hz": STATE_HZ, "samples": len(self.state_t)},
-            },
-        )
-        b = self.cfg.bridge
+        run = {"sim_time_s": self.sim.time, "wall_time_s": self.wall_time_s, "peer": b.peer,
+               "robot_model": b.robot_model or "default", "band_released_at_s": self.band_released_at_s,
+               "scene": b.scene}  # fmt: skip
+        states = {"file": TRAJECTORY_FILE, "hz": STATE_HZ, "samples": len(record.state_t)}
+        report = bridge_report(self.meters, record, run, camera, camera_frame_ms, self.faults, self.last_target_sim_s,
+                               states)  # fmt: skip
+        write_json(self.run_dir / "bridge.json", report)
         try:  # pictures only: their loss must not cost the run its metrics or its shutdown
-            save_trajectory(self.run_dir / TRAJECTORY_FILE, self.state_t, self.state_qpos, self.cfg.robot,
+            save_trajectory(self.run_dir / TRAJECTORY_FILE, record.state_t, record.state_qpos, self.cfg.robot,
                             load_scene_file(b.scene), b.robot_model, b.physics_dt_s)  # fmt: skip
         except Exception as e:
             print(f"mujoco_bridge: {TRAJECTORY_FILE} not written: {e}", flush=True)
@@ -642,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     extra.add_argument("--duration", type=float, default=None, help="sim seconds to run (default: run.duration_s)")
     extra.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
     known, rest = extra.parse_known_args(argv)
-    args = parse_node_args(__doc__ or "", rest)
+    args = parse_node_args(__doc__ or "", rest, "bridge")
     for line in apply_realtime([], 0, "mujoco_bridge", args.config.bridge.lock_memory):
         print(line, flush=True)
     try:
@@ -654,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         bridge.write_metrics()
         bridge.shutdown()
-    print(f"mujoco_bridge: {bridge.sim.time:.2f} s simulated, fell={bridge.fell}", flush=True)
+    print(f"mujoco_bridge: {bridge.sim.time:.2f} s simulated, fell={bridge.record.fell}", flush=True)
     return 0
 
 

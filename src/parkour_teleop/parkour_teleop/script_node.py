@@ -161,7 +161,7 @@ class ScriptNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_node_args(__doc__ or "", argv)
+    args = parse_node_args(__doc__ or "", argv, "script")
     try:
         node = ScriptNode(args.config, args.run_dir, args.ros_args)
     except ConfigError as e:

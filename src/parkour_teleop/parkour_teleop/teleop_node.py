@@ -63,9 +63,6 @@ class TeleopNode:
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str], source: str) -> None:
         import rclpy
-        from geometry_msgs.msg import Twist
-        from sensor_msgs.msg import Joy
-        from std_srvs.srv import Trigger
 
         if source not in SOURCES:
             raise ValueError(f"teleop source {source!r} is not one of {list(SOURCES)}")
@@ -82,21 +79,8 @@ class TeleopNode:
         self.mapper = TeleopMapper(self.settings)
         self.keyboard = KeyboardPad(self.settings.chords, cfg.teleop.keyboard_hold_s) if source == "keyboard" else None
         self.gamepad: Any = None  # readers.EvdevReader, set by main for the gamepad source
-
-        self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
-        self.cmd_pub = create_publisher(self.node, topics.TELEOP_CMD_VEL, name=cfg.cmd_vel.teleop_topic)
-        self.release_hold_s = cfg.teleop.release_hold_s
-        self.commanded_at: float | None = None  # the last tick the operator's velocity was not zero
-        self.joy_pub = create_publisher(self.node, topics.TELEOP_JOY) if source != "remote" else None
-        self.clients = {r: self.node.create_client(Trigger, topics.supervisor_service(r.value)) for r in TeleopRequest}
-        if source == "joy":
-            create_subscription(self.node, topics.JOY, self._on_joy, name=cfg.teleop.joy_topic)
-        elif source == "remote":
-            create_subscription(self.node, topics.REMOTE, self._on_remote)
-        self.band_client = None
-        if cfg.mode == "sim":
-            self.band_client = self.node.create_client(Trigger, topics.RELEASE_BAND)
-            create_subscription(self.node, topics.SUPERVISOR_STATE, self._on_mode)
+        self._create_outputs()
+        self._subscribe_inputs()
         self.band_released = False
         self.was_lost = False
         self.requests: list[dict] = []
@@ -105,6 +89,32 @@ class TeleopNode:
         self.log_rows: list[dict] = []  # the commanded velocity per tick, as script.json's "log"
         self.last_output: TeleopOutput | None = None
         self.timer = self.node.create_timer(1.0 / cfg.teleop.rate_hz, self.tick)
+
+    def _create_outputs(self) -> None:
+        """The operator's velocity, the normalised pad (not for the remote) and the supervisor's request services."""
+        from geometry_msgs.msg import Twist
+        from sensor_msgs.msg import Joy
+        from std_srvs.srv import Trigger
+
+        self._Twist, self._Joy, self._Trigger = Twist, Joy, Trigger
+        self.cmd_pub = create_publisher(self.node, topics.TELEOP_CMD_VEL, name=self.cfg.cmd_vel.teleop_topic)
+        self.release_hold_s = self.cfg.teleop.release_hold_s
+        self.commanded_at: float | None = None  # the last tick the operator's velocity was not zero
+        self.joy_pub = create_publisher(self.node, topics.TELEOP_JOY) if self.source != "remote" else None
+        self.clients = {r: self.node.create_client(Trigger, topics.supervisor_service(r.value)) for r in TeleopRequest}
+
+    def _subscribe_inputs(self) -> None:
+        """The joy or remote source's topic; in simulation, the supervisor's mode (to release the band)."""
+        from std_srvs.srv import Trigger
+
+        if self.source == "joy":
+            create_subscription(self.node, topics.JOY, self._on_joy, name=self.cfg.teleop.joy_topic)
+        elif self.source == "remote":
+            create_subscription(self.node, topics.REMOTE, self._on_remote)
+        self.band_client = None
+        if self.cfg.mode == "sim":
+            self.band_client = self.node.create_client(Trigger, topics.RELEASE_BAND)
+            create_subscription(self.node, topics.SUPERVISOR_STATE, self._on_mode)
 
     def _on_params(self, cfg: StackConfig) -> None:
         """A live parameter changed (the speed limits): the mapper uses the new settings from its next tick."""
@@ -246,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--source", choices=SOURCES, default=None)
     known, rest = pre.parse_known_args(argv if argv is not None else sys.argv[1:])
-    args = parse_node_args(__doc__ or "", rest)
+    args = parse_node_args(__doc__ or "", rest, "teleop")
     source = known.source or args.config.teleop.source
     device = None
     if source == "gamepad":

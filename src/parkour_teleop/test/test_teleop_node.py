@@ -156,3 +156,21 @@ def test_parameter_services_list_describe_and_refuse(teleop):
     slower = call(executor, client.set_parameters([Parameter("teleop.max_vx_mps", value=0.4)])).results[0]
     assert slower.successful, slower.reason
     assert node.mapper.settings.max_vx_mps == 0.4 and node.cfg.teleop.max_vx_mps == 0.4
+
+
+def test_the_speed_ramps_are_live_within_their_range(teleop):
+    """The ramps limit how fast the commanded speed changes: settable while running, range-checked, applied."""
+    from rclpy.parameter import Parameter
+    from rclpy.parameter_client import AsyncParameterClient
+
+    node, peer, executor = teleop
+    client = AsyncParameterClient(peer, "teleop_node")
+    spin_until(executor, client.services_are_ready)
+    (ramp,) = call(executor, client.describe_parameters(["teleop.accel_vx_mps2"])).descriptors
+    assert not ramp.read_only and ramp.floating_point_range[0].to_value == 20.0
+    too_steep = call(executor, client.set_parameters([Parameter("teleop.accel_vx_mps2", value=25.0)])).results[0]
+    assert not too_steep.successful and "out of range" in too_steep.reason
+    assert node.mapper.settings.accel_vx_mps2 == node.cfg.teleop.accel_vx_mps2 == 1.0
+    gentler = call(executor, client.set_parameters([Parameter("teleop.accel_vx_mps2", value=0.5)])).results[0]
+    assert gentler.successful, gentler.reason
+    assert node.mapper.settings.accel_vx_mps2 == 0.5 and node.cfg.teleop.accel_vx_mps2 == 0.5

@@ -18,12 +18,12 @@ import json
 from pathlib import Path
 
 from parkour_bringup.bag.topics import RECORDED_TOPICS
-from parkour_core.config import StackConfig
+from parkour_core.config import ConfigError, StackConfig
 from parkour_core.hashing import sha256_file
 from parkour_core.interfaces import Qos, Topic
 from parkour_core.nodeargs import mark_ready, parse_node_args
 from parkour_core.provenance import git_commit
-from parkour_core.ros_process import create_subscription, init_rclpy, spin_node
+from parkour_core.ros_process import create_subscription, declare_from_config, init_rclpy, spin_node
 from parkour_core.stats import write_json
 
 # Deep enough for 200 Hz streams to ride out a stalled disk write without dropping reliable messages.
@@ -59,6 +59,7 @@ class Recorder:
         typestore = stack_typestore()
         init_rclpy(ros_args)
         self.node = rclpy.create_node("bag_recorder")
+        cfg = declare_from_config(self.node, cfg, "recorder").cfg  # robot, mode and bundle, from its parameters
         self.writer = Writer(bag_dir, version=8, storage_plugin=StoragePlugin.MCAP)
         for key, value in bag_custom_data(cfg, config_path).items():
             self.writer.set_custom_data(key, value)
@@ -95,14 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--bag", type=Path, default=None, help="bag folder to create (default <run-dir>/bag)")
     own, rest = parser.parse_known_args(argv)
-    args = parse_node_args(__doc__ or "", rest)
+    args = parse_node_args(__doc__ or "", rest, "recorder")
     bag_dir = own.bag or (args.run_dir / "bag" if args.run_dir is not None else None)
     if bag_dir is None:
         print("recorder: give --bag DIR or --run-dir DIR", flush=True)
         return 2
+    if args.config_path is None:
+        print("recorder: give --config FILE, the stack config the bag records", flush=True)
+        return 2
     try:
         recorder = Recorder(args.config, args.config_path, bag_dir.resolve(), args.ros_args)
-    except (FileExistsError, FileNotFoundError) as e:  # a bag already there; no stack message definitions
+    except (FileExistsError, FileNotFoundError, ConfigError) as e:  # a bag already there; no message definitions
         print(f"recorder: {e}", flush=True)
         return 2
     print(f"recorder: recording {len(RECORDED_TOPICS)} topics into {recorder.bag_dir}", flush=True)

@@ -22,9 +22,7 @@ import datetime
 import socket
 from pathlib import Path
 
-import yaml
-
-from parkour_bringup.graph import run_robot_graph
+from parkour_bringup.graph import run_robot_graph, write_run_config
 from parkour_core.config import load_config
 from parkour_core.interfaces import namespace
 from parkour_core.paths import config_dir, repo_root
@@ -66,15 +64,11 @@ def run(args: argparse.Namespace) -> int:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = (args.out or repo_root() / "runs" / f"robot-{stamp}").resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    merged = yaml.safe_load(Path(config_path).read_text()) or {}
-    merged.setdefault("dds", {})["interface"] = args.iface
-    merged["dds"]["domain"] = cfg.dds.domain
-    run_config = run_dir / "config.yaml"
-    run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
+    run_config = write_run_config(cfg, run_dir)  # validated once above; the nodes' params file comes from cfg
     clock = ", on the simulator's /clock" if args.sim_clock else ""
     print(f"parkour robot: {args.robot} on {args.iface}, DDS domain {cfg.dds.domain}, "
           f"{'LIVE: writing rt/lowcmd' if args.live else 'dry run'}{clock}")  # fmt: skip
-    run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock, namespace=ns)
+    run_robot_graph(run_config, run_dir, args.live, sim_clock=args.sim_clock, namespace=ns, cfg=cfg)
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from parkour_bringup.graph import run_sim_graph
+from parkour_bringup.graph import run_sim_graph, write_run_config
 from parkour_bringup.report import write_report
 from parkour_bringup.swap_report import write_swap_report
 from parkour_core.config import ConfigError, ScriptConfig, StackConfig, load_config, parse, yaml_error_line
@@ -119,13 +119,8 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(run_dir / "ready", ignore_errors=True)
         shutil.rmtree(run_dir / "bag", ignore_errors=True)
     run_dir.mkdir(parents=True, exist_ok=True)
-    # The nodes read exactly what ran: the config with overrides applied, saved in the run folder.
-    merged = yaml.safe_load(Path(config_path).read_text()) or {}
-    for dotted, value in overrides.items():
-        section, key = dotted.split(".")
-        merged.setdefault(section, {})[key] = value
-    run_config = run_dir / "config.yaml"
-    run_config.write_text(yaml.safe_dump(merged, sort_keys=False))
+    # What ran, validated once above: the run's record (the nodes get their params file from the same cfg).
+    run_config = write_run_config(cfg, run_dir)
     # Held while the graph runs, so that graphs started meanwhile (the tests') choose other domains.
     domains = claim_domains(cfg.dds.domain, args.ros_domain_id)
     swap = f"--ros-domain-id {domains.ros}" + (f" --namespace {ns}" if ns != "/" else "")
@@ -144,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         teleop=teleop,
         record=not args.no_bag,
         namespace=ns,
+        cfg=cfg,
     )
     if teleop is not None:
         # The report plots the commanded velocity from script.json; here the operator commanded.
