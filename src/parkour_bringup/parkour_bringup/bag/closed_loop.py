@@ -485,7 +485,7 @@ def run_closed_loop(
     print(f"parkour bag: re-simulating {recorded.path.name} ({len(plan.requests)} operator requests, "
           f"{velocity_steps} velocity steps) into {out}, {cfg.run.duration_s:.1f} s of sim time, "
           f"rate {rate:g}, depth from {depth_source}", flush=True)  # fmt: skip
-    run_sim_graph(config_path, out, cfg.run.duration_s, domains.ros, record=True, extra_nodes=extra)
+    run_sim_graph(config_path, out, cfg.run.duration_s, domains.ros, record=True, extra_nodes=extra, cfg=cfg)
     write_report(out)
     with open_bag(out / "bag") as replay_bag:
         replayed = read_recorded_run(replay_bag)
