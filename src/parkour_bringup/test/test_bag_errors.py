@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from parkour_bringup.bag.open_loop import replay_against_bundle
-from parkour_bringup.bag.reader import BagError, open_bag
+from parkour_bringup.bag.reader import CHECKSUMS, BagError, open_bag
 from parkour_bringup.bag.synthetic import BagWriter, write_synthetic_bag
 
 BUNDLE = "g1_walk_depth_gated"
@@ -85,6 +85,21 @@ def test_cli_says_a_bag_damaged_in_the_middle_is_damaged_and_where(good_bag, tmp
     assert proc.returncode == 1 and len(lines) == 1, proc.stdout + proc.stderr
     assert "is damaged (corrupt or truncated storage)" in lines[0] and "messages its metadata lists read" in lines[0]
     assert "Python int" not in lines[0] and not proc.stdout.strip()
+
+
+def test_a_byte_changed_inside_a_message_is_damage_by_the_checksums_written_at_close(good_bag, tmp_path):
+    """The storage's records still parse (rosbags writes no CRCs); the value would silently differ."""
+    bag = _copy(good_bag, tmp_path)
+    mcap = _mcap(bag)
+    data = bytearray(mcap.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    mcap.write_bytes(bytes(data))
+    with open_bag(bag) as opened, pytest.raises(BagError, match=r"damaged \(changed since it was recorded\): "
+                                                              rf"{mcap.name} has SHA-256"):  # fmt: skip
+        opened.verify()
+    (bag / CHECKSUMS).unlink()  # a bag from before checksums: read as before
+    with open_bag(bag) as opened:
+        assert opened.verify() == opened.topics
 
 
 def test_verify_counts_every_message_of_a_good_bag(good_bag):

@@ -2,8 +2,9 @@
 
 A bag is a rosbag2 folder (``metadata.yaml`` + storage files). Refused: a path that is not such a
 folder, a recording that never closed (no ``metadata.yaml``), a corrupt or truncated storage file
-(said where: after how many messages and how far into the recording), a bag of another robot, and
-missing topics a replay needs. The storage reader's own exception text (a C conversion error, a bad
+(said where: after how many messages and how far into the recording; a byte changed inside a message,
+which the storage's records cannot show, by the SHA-256 the recorder wrote at close), a bag of another
+robot, and missing topics a replay needs. The storage reader's own exception text (a C conversion error, a bad
 CRC) is not the user's business: the line says what is damaged and where. Messages decode with
 ROS 2 Kilted's types and the stack's own (:mod:`parkour_bringup.bag.typestore`); a bag recorded before
 the stack had its own types opens the same way (:mod:`parkour_bringup.bag.messages` reads both kinds).
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from parkour_bringup.bag.topics import root_name
+from parkour_core.hashing import sha256_file
 
 
 class BagError(Exception):
@@ -123,7 +125,8 @@ class StackBag:
 
     def verify(self) -> dict[str, int]:
         """Read every message's record (not decoding it): the count per topic, or a BagError saying where the
-        storage is damaged. The metadata's counts alone say nothing about the data."""
+        storage is damaged. The metadata's counts alone say nothing about the data; the recorded checksums
+        (:func:`check_checksums`, after the records: those say where) catch what the records cannot."""
         counts = dict.fromkeys(self.topics, 0)
         expected = sum(self.topics.values())
         last: tuple[str, int] | None = None
@@ -136,7 +139,37 @@ class StackBag:
             raise self._damaged(sum(counts.values()), expected, last) from None
         if counts != self.topics:
             raise self._damaged(sum(counts.values()), expected, last)
+        check_checksums(self.path)
         return counts
+
+
+CHECKSUMS = "checksums.sha256"  # sha256sum's format: the storage files' SHA-256, written when the bag closed
+
+
+def write_checksums(bag_dir: Path) -> Path:
+    """The SHA-256 of each storage file of a closed bag, beside them (rosbags' MCAP writer records no CRCs:
+    without this a changed byte inside a message reads back as a different value, not as damage)."""
+    files = sorted(f for f in bag_dir.iterdir() if f.is_file() and f.name not in ("metadata.yaml", CHECKSUMS))
+    path = bag_dir / CHECKSUMS
+    path.write_text("".join(f"{sha256_file(f)}  {f.name}\n" for f in files))
+    return path
+
+
+def check_checksums(bag_dir: Path) -> bool:
+    """Whether the bag recorded its checksums (a bag from before they were written did not); a BagError
+    names a storage file that changed since."""
+    path = bag_dir / CHECKSUMS
+    if not path.is_file():
+        return False
+    for line in path.read_text().splitlines():
+        want, _, name = line.partition("  ")
+        f = bag_dir / name
+        got = sha256_file(f) if f.is_file() else None
+        if got != want:
+            now = "is missing" if got is None else f"has SHA-256 {got[:12]}..."
+            raise BagError(f"{bag_dir} is damaged (changed since it was recorded): {name} {now}, the recorder wrote "
+                           f"{want[:12]}... when the bag closed")  # fmt: skip
+    return True
 
 
 def open_bag(path: Path | str) -> StackBag:

@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from parkour_bringup.bag.reader import write_checksums
 from parkour_bringup.bag.topics import RECORDED_TOPICS
 from parkour_core.config import ConfigError, StackConfig
 from parkour_core.hashing import sha256_file
@@ -88,6 +89,7 @@ class Recorder:
 
     def close(self, run_dir: Path | None) -> None:
         self.writer.close()  # writes metadata.yaml: the bag is readable from here on
+        write_checksums(self.bag_dir)
         if run_dir is not None:
             write_json(run_dir / "recorder.json", {"bag": str(self.bag_dir), "messages": self.counts})
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from parkour_bringup.bag import legacy as legacy_format  # the module; ``legacy`` names the flag below
+from parkour_bringup.bag.reader import write_checksums
 from parkour_bringup.bag.topics import (
     BUNDLE_TOPIC,
     DEPTH_TOPIC,
@@ -41,7 +42,7 @@ class BagWriter:
     def __init__(self, path: Path, custom_data: dict[str, str], legacy: bool = False) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
 
-        self.legacy = legacy
+        self.path, self.legacy = Path(path), legacy
         self.typestore = stack_typestore()
         self.types = self.typestore.types
         self.writer = Writer(path, version=8, storage_plugin=StoragePlugin.MCAP)
@@ -69,6 +70,8 @@ class BagWriter:
 
     def close(self) -> None:
         self.writer.close()
+        if not self.legacy:  # as the recorder closes a bag; an older stack's bag had no checksums
+            write_checksums(self.path)
 
     # message builders -----------------------------------------------------------------
     def header(self, t_ns: int, frame_id: str = ""):
