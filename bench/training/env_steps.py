@@ -1,7 +1,7 @@
 """Env-steps/s of a CPU training task through the one runner, beside bare MuJoCo stepping the same robot.
 
     .venv/bin/python bench/training/env_steps.py --config student_walk --iterations 12 \\
-        --out bench/results/training_env_steps.json
+        --out bench/results/training_env_steps.json     # --config h1_walk: the H1 on Unitree's model
 
 In one process, alternating blocks so both share the machine's noise: bare MuJoCo (:func:`bare_block`:
 the task's robot, environment count, physics step, decimation and PD servos holding the default pose,
@@ -90,6 +90,8 @@ def bare_block(task: Any, steps: int) -> list[float]:
     """Env-steps/s of each policy step of a BatchedMujoco like the task's, holding the default pose.
 
     The physics alone: ``mujoco.rollout`` over the environments plus the per-environment state refresh.
+    A robot that PD cannot hold standing (the H1) is stood up again, untimed, once its base has sunk below
+    half its standing height: the bare block times standing robots, not ones lying on the floor.
     """
     from training.envs.mujoco_cpu import BatchedMujoco
 
@@ -99,14 +101,20 @@ def bare_block(task: Any, steps: int) -> list[float]:
     )
     try:
         q = np.tile(sim.robot.default_q, (sim.num_envs, 1))
-        for i in range(sim.num_envs):
-            bare.set_state(i, [0.0, 0.0, 0.8], [1.0, 0, 0, 0], sim.robot.default_q, np.zeros(3), np.zeros(3),
-                           np.zeros(len(q[0])))  # fmt: skip
+        height = max(0.8, sim.robot.standing_base_height_m)
+
+        def stand(ids: Any) -> None:
+            for i in ids:
+                bare.set_state(int(i), [0.0, 0.0, height], [1.0, 0, 0, 0], sim.robot.default_q, np.zeros(3),
+                               np.zeros(3), np.zeros(len(q[0])))  # fmt: skip
+
+        stand(range(sim.num_envs))
         rates = []
         for _ in range(steps):
             started = time.perf_counter()
             bare.step(q)
             rates.append(sim.num_envs / (time.perf_counter() - started))
+            stand(np.flatnonzero(bare.root_pos[:, 2] < 0.5 * height))
         return rates
     finally:
         bare.close()
@@ -178,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     from training.envs.mujoco_cpu import BatchedMujoco
     from training.envs.student import DepthPipeline, StudentEnv
     from training.envs.tracking import TrackingEnv
+    from training.h1_walk import rewards as h1_rewards
+    from training.h1_walk.env import H1WalkEnv
     from training.rl.env import NumpyVecEnv
     from training.rl.runner import Budget, Runner
     from training.rl.train import task_class
@@ -201,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     timers.wrap(TrackingEnv, "observe", "privileged_observation")
     timers.wrap(WalkTeacher, "act", "teacher")
     timers.wrap(ClimbEnv, "observe", "climb_observation")
+    timers.wrap(H1WalkEnv, "_read", "h1_state")
+    timers.wrap(H1WalkEnv, "observe", "h1_observation")
+    timers.wrap(h1_rewards, "terms", "h1_reward")
     timers.wrap(type(task), "step", "env_step")
     timers.wrap(type(runner.alg), "act", "student_forward")
     timers.wrap(type(runner.alg), "process_env_step", "storage")
@@ -246,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
     wall = totals.pop("iterations")
     inside_env = ("physics", "depth", "student_observation", "privileged_observation", "teacher", "tracking_reward",
-                  "climb_observation")  # fmt: skip
+                  "climb_observation", "h1_state", "h1_observation", "h1_reward")  # fmt: skip
     env_rest = totals["env_step"] - sum(totals[k] for k in inside_env)
     learner_rest = wall - totals["env_step"] - totals["student_forward"] - totals["storage"] - totals["update"]
     parts = {
@@ -259,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         "climbing teacher's observation (the walking policy's terms + onnxruntime, height scan, next box)": totals[
             "climb_observation"
         ],
+        "h1_walk's state read (one pass over the MuJoCo datas: joints, IMU, soles, contacts)": totals["h1_state"],
+        "h1_walk's observation terms (parkour_core, over the batch)": totals["h1_observation"],
+        "h1_walk's reward terms": totals["h1_reward"],
         "rest of the env step (Python: resets, terrain, frame schedules, bookkeeping)": env_rest,
         "student forward (torch, acting)": totals["student_forward"],
         "storage (rsl_rl process_env_step)": totals["storage"],

@@ -293,6 +293,18 @@ class VelocityConfig:
     joint_noise_rad: float = param(0.05, 0.0, 1.0, doc="+- on the default pose at reset")
     push_interval_s: float = param(5.0, 0.1, 1e9, doc="a base velocity kick this often")
     push_vel_mps: float = param(0.5, 0.0, 5.0, doc="+- planar kick")
+    curriculum_start: float = param(0.5, 0.05, 1.0, doc="the command ranges times this at first (1: no curriculum)")
+    curriculum_step: float = param(0.1, 0.0, 1.0, doc="added to that factor after an iteration that tracks well")
+    curriculum_threshold: float = param(0.8, 0.0, 1.0, doc="mean planar tracking term (0..1) that widens the ranges")
+    friction: list = param([0.5, 1.25], doc="[lo, hi] friction of floor and robot, per episode")  # noqa: RUF009
+    added_mass_kg: list = param([-1.0, 3.0], doc="[lo, hi] mass added to the pelvis, per episode")  # noqa: RUF009
+    com_offset_m: float = param(0.02, 0.0, 0.2, doc="+- the torso's centre of mass, each axis, per episode")
+    motor_strength: list = param([0.9, 1.1], doc="[lo, hi] kp and kd times this, per episode")  # noqa: RUF009
+    obs_noise: float = param(1.0, 0.0, 5.0, doc="policy observation noise, times unitree_rl_gym's H1 scales")
+    only_positive_rewards: bool = param(True, doc="a step's reward is clipped at 0 (legged_gym)")
+    reward_weights: dict = param(  # noqa: RUF009 - returns a field(default_factory=...)
+        {}, doc="term -> weight over training.h1_walk.rewards.Weights (a name it lacks is refused)"
+    )
 
 
 @dataclass(frozen=True)
@@ -447,6 +459,17 @@ def _validate(cfg: TrainConfig) -> None:
     v = cfg.velocity
     for key, pair in (("velocity.vx", v.vx), ("velocity.vy", v.vy), ("velocity.yaw_rate", v.yaw_rate)):
         _check_range_pair(key, pair, -5.0, 5.0)
+    _check_range_pair("velocity.friction", v.friction, 0.05, 5.0)
+    _check_range_pair("velocity.added_mass_kg", v.added_mass_kg, -20.0, 20.0)
+    _check_range_pair("velocity.motor_strength", v.motor_strength, 0.1, 3.0)
+    if v.reward_weights:
+        from training.h1_walk.rewards import Weights
+
+        known = {f.name for f in dataclasses.fields(Weights)}
+        bad = sorted(k for k, w in v.reward_weights.items() if k not in known or not _is_number(w))
+        if bad:
+            raise ConfigError(f"velocity.reward_weights: {bad}: each key must be a term of {sorted(known)} "
+                              "and its weight a number")  # fmt: skip
     if (cfg.task == "h1_walk") != (cfg.env.robot == "h1"):
         raise ConfigError(
             f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"

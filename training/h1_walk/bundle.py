@@ -83,7 +83,8 @@ def export_bundle(actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, con
 def runtime_error(actor: MLPModel, env: H1WalkEnv, bundle_dir: Path) -> float:
     """Largest target difference (rad) between the runtime on the bundle and training's env over a run."""
     runtime = PolicyRunner(load_bundle(bundle_dir, env.robot))
-    cfg = dataclasses.replace(env.cfg, num_envs=1, nthread=1, push_interval_s=1e9, resample_s=1e9, zero_fraction=0.0)
+    cfg = dataclasses.replace(env.cfg, num_envs=1, nthread=1, push_interval_s=1e9, resample_s=1e9, zero_fraction=0.0,
+                              obs_noise=0.0)  # fmt: skip
     check = H1WalkEnv(cfg, env.robot)
     policy = actor.as_jit()  # the deterministic actor on a plain observation tensor, normalizer included
     worst = 0.0

@@ -6,8 +6,9 @@
 - **training**: the budget, iterations and env-steps, and the curve's figures (episode length, share of
   episodes ended by a fall, planar speed error) over the first and the last 50 iterations;
 - **in the training env**: the bundle through parkour_core's ``PolicyRunner`` (one per robot) on
-  ``ROBOTS`` H1s of the training env (pushes off) commanded 0.5 m/s forward for ``EVAL_S``: falls, and
-  the forward speed of those that stayed up;
+  ``ROBOTS`` H1s of the training env (nominal physics, pushes off) commanded 0.5 m/s forward for ``EVAL_S``,
+  at the trained step and at the bridge's 2 ms: falls, forward speed and gait of those that stayed up
+  (``--bundle DIR`` alone writes only these);
 - **in the graph**: ``parkour sim --robot h1 --bundle RUN/bundle --script sim/scripts/h1_walk.yaml``
   (its report.json): whether it fell and when, how far it went, and the verdict (:func:`verdict`).
 """
@@ -52,11 +53,13 @@ def curve_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"first_iterations": window(rows[:WINDOW]), "last_iterations": window(rows[-WINDOW:])}
 
 
-def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
-    """The bundle on ROBOTS training-env H1s at EVAL_COMMAND for EVAL_S (PolicyRunner per robot)."""
+def in_training_env(bundle_dir: Path, seed: int = 0, physics_dt_s: float | None = None) -> dict[str, Any]:
+    """The bundle on ROBOTS training-env H1s at EVAL_COMMAND for EVAL_S (PolicyRunner per robot), nominal
+    physics, at the bundle's physics step (or ``physics_dt_s``): falls, speed, and how it steps."""
     from parkour_core.bundle import load_bundle
     from parkour_core.runner import PolicyRunner, RobotState
     from training.h1_walk.env import H1WalkConfig, H1WalkEnv
+    from training.h1_walk.rewards import swinging
     from training.motion_matching import quat
 
     bundle = load_bundle(bundle_dir)
@@ -65,7 +68,7 @@ def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
     cfg = H1WalkConfig(
         num_envs=ROBOTS, seed=seed, gait_period_s=float(m.gait_period_s or 0.8), push_interval_s=1e9,
         vx=(vx, vx), vy=(vy, vy), yaw_rate=(yaw_rate, yaw_rate), zero_fraction=0.0, episode_s=EVAL_S + 1.0,
-        physics_dt_s=float(m.provenance.get("physics_dt_s", 0.005)),
+        physics_dt_s=physics_dt_s or float(m.provenance.get("physics_dt_s", 0.005)),
     )  # fmt: skip
     env = H1WalkEnv(cfg)
     runners = [PolicyRunner(bundle) for _ in range(ROBOTS)]
@@ -73,6 +76,8 @@ def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
     start = env.sim.root_pos[:, :2].copy()
     yaw0 = quat.yaw(env.sim.root_quat)
     heading = np.stack([np.cos(yaw0), np.sin(yaw0)], axis=-1)
+    contact, swing, height, slip, yaw, torso = [], [], [], [], [], []
+    torso_joint = env.robot.joint_names.index("torso_joint")
     try:
         for _ in range(round(EVAL_S / env.dt_s)):
             st = env.state()
@@ -81,29 +86,60 @@ def in_training_env(bundle_dir: Path, seed: int = 0) -> dict[str, Any]:
                 targets = runner.step(RobotState(st.q[i], st.dq[i], st.root_quat[i], st.base_ang_vel[i]),
                                       np.asarray(EVAL_COMMAND))  # fmt: skip
                 actions[i] = (targets - env.default_q) / m.action_scale
+            swing.append(swinging(env.gait.phase))  # the phase this action was chosen on
             _, _, _, info = env.step(actions)
-            fell |= info["fell"]  # a fallen robot is reset by the env and counted as fallen
+            fell |= info["fell"] | info["refused"]  # a fallen robot is reset by the env and counted as fallen
+            after = env.state()
+            contact.append(after.foot_contact)
+            height.append(after.foot_height_m)
+            slip.append(np.linalg.norm(after.foot_vel_xy, axis=-1))
+            yaw.append(after.base_ang_vel[:, 2])
+            torso.append(after.q[:, torso_joint] - env.default_q[torso_joint])
         forward = np.sum((env.sim.root_pos[:, :2] - start) * heading, axis=-1)
     finally:
         env.close()
     up = ~fell
+    if not up.any():
+        return {"robots": ROBOTS, "seconds": EVAL_S, "command": list(EVAL_COMMAND), "physics_dt_s": cfg.physics_dt_s,
+                "fell": int(fell.sum()), "forward_speed_mps_of_those_up": None}  # fmt: skip
+    c, w, h = np.array(contact)[:, up], np.array(swing)[:, up], np.array(height)[:, up]
+    touchdowns = np.sum(c[1:] & ~c[:-1]) / (2 * up.sum() * EVAL_S)
     return {
         "robots": ROBOTS,
         "seconds": EVAL_S,
         "command": list(EVAL_COMMAND),
         "physics_dt_s": cfg.physics_dt_s,
         "fell": int(fell.sum()),
-        "forward_speed_mps_of_those_up": round(float(np.mean(forward[up]) / EVAL_S), 3) if up.any() else None,
+        "forward_speed_mps_of_those_up": round(float(np.mean(forward[up]) / EVAL_S), 3),
+        "gait_of_those_up": {
+            "touchdowns_per_foot_s": round(float(touchdowns), 2),
+            "clock_touchdowns_per_foot_s": round(1.0 / cfg.gait_period_s, 2),
+            "contact_matches_clock": round(float(np.mean(c == ~w)), 3),
+            "both_feet_down": round(float(np.mean(c.all(axis=-1))), 3),
+            "swing_sole_height_p90_m": round(float(np.percentile(h[w], 90)), 3),
+            "stance_sole_speed_mps": round(float(np.mean(np.array(slip)[:, up][c])), 3),
+            "yaw_rate_rms_radps": round(float(np.sqrt(np.mean(np.array(yaw)[:, up] ** 2))), 3),
+            "torso_offset_rms_rad": round(float(np.sqrt(np.mean(np.array(torso)[:, up] ** 2))), 3),
+        },
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--run", type=Path, required=True, help="the h1_walk run folder (h1_walk.json, bundle/)")
-    p.add_argument("--sim", type=Path, required=True, help="the parkour sim run folder of its scripted walk")
+    p.add_argument("--run", type=Path, help="the h1_walk run folder (h1_walk.json, bundle/)")
+    p.add_argument("--sim", type=Path, help="the parkour sim run folder of its scripted walk")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--previous", type=Path, help="the report of the run this one continued from (run.init)")
+    p.add_argument("--bundle", type=Path, help="only this bundle in the training env, at its step and at 2 ms")
     args = p.parse_args(argv)
+    if args.bundle is not None:
+        figures = {"bundle": str(args.bundle), "in_training_env": in_training_env(args.bundle),
+                   "in_training_env_2ms": in_training_env(args.bundle, physics_dt_s=0.002)}  # fmt: skip
+        write_json(args.out, {**provenance(), **figures})
+        print(json.dumps(figures))
+        return 0
+    if args.run is None or args.sim is None:
+        p.error("--run and --sim (or --bundle)")
     run = json.loads((args.run / "h1_walk.json").read_text())
     sim = json.loads((args.sim / "report.json").read_text())
     rows = run["iterations"]
@@ -135,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             **curve_summary(rows),
         },
         "in_training_env": in_training_env(args.run / "bundle"),
+        "in_training_env_2ms": in_training_env(args.run / "bundle", physics_dt_s=0.002),
         "in_graph": {**graph, "verdict": verdict(sim)},
         "verdict_rule": f"walks: no fall and >= {WALKS_FRACTION:g} x {SCRIPT_WALK_M:g} m forward; steps: >= "
         f"{STEPS_M:g} m forward; stands: ACTIVE in place without a fall; falls: otherwise",

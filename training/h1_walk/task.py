@@ -1,9 +1,11 @@
 """The ``h1_walk`` task: the H1 learns velocity-tracking walking from scratch by rsl_rl's PPO.
 
 Config: ``training/configs/h1_walk.yaml`` (``h1_walk_tiny.yaml`` for tests); the environment is
-:class:`training.h1_walk.env.H1WalkEnv` (its ``velocity`` section: command ranges, gait period,
-pushes, falls). Actor and critic are rsl_rl's ``MLPModel`` with its empirical normalization; the
-critic also reads the base's velocity and height. ``finish`` exports the actor as a model bundle
+:class:`training.h1_walk.env.H1WalkEnv` (its ``velocity`` section: command ranges and their curriculum,
+gait period, pushes, falls, per-episode physics, observation noise, reward weights). After each iteration
+the command curriculum moves on its tracking; the env's whole state goes into the runner's checkpoint, so
+``--resume`` continues exactly. Actor and critic are rsl_rl's ``MLPModel`` with its empirical
+normalization; the critic also reads the base's velocity and height. ``finish`` exports the actor as a model bundle
 (``OUT/bundle``: ``policy.onnx`` + manifest for robot ``h1``, the deployers' gains, the gait clock),
 checked against torch through parkour_core's ``PolicyRunner``, so ``parkour sim --robot h1`` and a
 real H1 run it as trained.
@@ -24,6 +26,7 @@ from parkour_core.paths import repo_root
 from training.configs.schema import TrainConfig
 from training.h1_walk.bundle import export_bundle
 from training.h1_walk.env import H1WalkConfig, H1WalkEnv
+from training.h1_walk.rewards import Weights
 from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
 
@@ -35,11 +38,19 @@ def env_config(cfg: TrainConfig) -> H1WalkConfig:
     e, v = cfg.env, cfg.velocity
     return H1WalkConfig(
         num_envs=e.num_envs, physics_dt_s=e.physics_dt_s, control_hz=e.control_hz, seed=cfg.run.seed,
-        episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=tuple(v.vx), vy=tuple(v.vy),
-        yaw_rate=tuple(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
+        episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=_pair(v.vx), vy=_pair(v.vy),
+        yaw_rate=_pair(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
         fall_height_m=v.fall_height_m, fall_tilt_rad=v.fall_tilt_rad, joint_noise_rad=v.joint_noise_rad,
-        push_interval_s=v.push_interval_s, push_vel_mps=v.push_vel_mps,
+        push_interval_s=v.push_interval_s, push_vel_mps=v.push_vel_mps, curriculum_start=v.curriculum_start,
+        curriculum_step=v.curriculum_step, curriculum_threshold=v.curriculum_threshold, friction=_pair(v.friction),
+        added_mass_kg=_pair(v.added_mass_kg), com_offset_m=v.com_offset_m, motor_strength=_pair(v.motor_strength),
+        obs_noise=v.obs_noise, only_positive_rewards=v.only_positive_rewards,
+        weights=dataclasses.replace(Weights(), **{k: float(w) for k, w in v.reward_weights.items()}),
     )  # fmt: skip
+
+
+def _pair(values: list) -> tuple[float, float]:
+    return float(values[0]), float(values[1])
 
 
 class H1WalkTask:
@@ -57,7 +68,7 @@ class H1WalkTask:
         self.env = H1WalkEnv(env_config(cfg))
         self.num_envs, self.num_actions, self.dt_s = self.env.num_envs, self.env.num_actions, self.env.dt_s
         self.max_episode_length = self.env.max_episode_length
-        self._obs = self.env.observe()
+        self._obs = self.env.last_obs
         self._returns = np.zeros(self.num_envs)
         self._clear_figures()
 
@@ -73,11 +84,15 @@ class H1WalkTask:
         if len(ids):
             self._fell += int(info["fell"][ids].sum())
             self._refused += int(info["refused"][ids].sum())
+            self._faulted += int(info["faulted"][ids].sum())
             self._finished_returns += self._returns[ids].tolist()
             self._returns[ids] = 0.0
         self._speed_errors.append(float(np.mean(np.linalg.norm(info["speed"] - info["command"][:, :2], axis=-1))))
         self._speeds.append(float(np.mean(info["speed"][:, 0])))
         self._commands.append(float(np.mean(info["command"][:, 0])))
+        self._yaw_errors.append(float(np.mean(np.abs(info["yaw_rate"] - info["command"][:, 2]))))
+        self._tracking.append(float(np.mean(info["terms"]["lin_vel"])))
+        self._touchdowns += int(info["touchdowns"].sum())
         log = {f"reward_{k}": float(np.mean(v)) for k, v in info["terms"].items()}
         return self._obs, reward, done, {"time_outs": info["time_outs"], "log": log}
 
@@ -91,8 +106,12 @@ class H1WalkTask:
         self._speeds: list[float] = []
         self._commands: list[float] = []
         self._finished_returns: list[float] = []
+        self._yaw_errors: list[float] = []
+        self._tracking: list[float] = []
+        self._touchdowns = 0
         self._fell = 0
         self._refused = 0
+        self._faulted = 0
 
     def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
         pass
@@ -108,9 +127,25 @@ class H1WalkTask:
             "speed_error_mps": float(np.mean(self._speed_errors)),
             "forward_speed_mps": float(np.mean(self._speeds)),
             "command_vx_mps": float(np.mean(self._commands)),
+            "yaw_rate_error_radps": float(np.mean(self._yaw_errors)),
+            "faulted_fraction": self._faulted / ended if ended else 0.0,
+            "touchdowns_per_foot_s": self._touchdowns / (2 * self.num_envs * len(self._tracking) * self.dt_s),
+            "command_level": self.env.level,
         }
+        self.env.update_curriculum(float(np.mean(self._tracking)))
         self._clear_figures()
         return row
+
+    # -- exact resume ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"env": self.env.state_dict(), "returns": self._returns.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.env.load_state_dict(state["env"])
+        self._returns[:] = state["returns"]
+        self._obs = self.env.last_obs
+        self._clear_figures()
 
     # -- the run -----------------------------------------------------------------------------
 

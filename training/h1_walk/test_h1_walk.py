@@ -71,7 +71,8 @@ def _state(n: int, **changes) -> rewards.State:
         q=np.zeros((n, 2)), dq=np.zeros((n, 2)), root_quat=np.tile([1.0, 0, 0, 0], (n, 1)),
         gravity=np.tile([0.0, 0.0, -1.0], (n, 1)),
         base_lin_vel=np.zeros((n, 3)), base_ang_vel=np.zeros((n, 3)), base_height_m=np.full(n, 1.0),
-        foot_height_m=np.zeros((n, 2)), foot_contact=np.ones((n, 2), dtype=bool),
+        foot_height_m=np.zeros((n, 2)), foot_contact=np.ones((n, 2), dtype=bool), foot_vel_xy=np.zeros((n, 2, 2)),
+        torque=np.zeros((n, 2)),
     )  # fmt: skip
     return dataclasses.replace(st, **changes)
 
@@ -81,7 +82,8 @@ def _context(n: int, **changes) -> rewards.Context:
         command=np.zeros((n, 3)), gait_phase=np.full((n, 2), np.pi), action=np.zeros((n, 2)),
         prev_action=np.zeros((n, 2)), target_excess=np.zeros((n, 2)), default_q=np.zeros(2),
         soft_min=np.full(2, -1.0), soft_max=np.full(2, 1.0),
-        hip_joints=np.array([0]), base_height_target_m=1.0,
+        hip_joints=np.array([0]), base_height_target_m=1.0, pose_weights=np.array([0.0, 1.0]),
+        air_time_s=np.zeros((n, 2)), first_contact=np.zeros((n, 2), dtype=bool), swing_s=0.4,
     )  # fmt: skip
     return dataclasses.replace(ctx, **changes)
 
@@ -101,11 +103,114 @@ def test_tracking_pays_the_commanded_velocity_and_the_gait_pays_feet_on_their_ph
     assert rewards.terms(dragged, swing)["swing_height"][0] == pytest.approx(rewards.SWING_HEIGHT_M**2)
 
 
-def test_the_weights_name_every_term():
+def test_the_feet_follow_the_clock_lifted_in_swing_and_still_in_stance():
+    """feet_phase's target: 0 through stance, SWING_HEIGHT_M at mid-swing; a foot that stays down in swing
+    earns less; a sliding foot in contact, a short flight and a moved arm cost."""
+    phases = np.linspace(-np.pi, np.pi, 361)
+    target = rewards.swing_target(phases)
+    assert np.all(target[~rewards.swinging(phases)] == 0.0) and target.max() == pytest.approx(rewards.SWING_HEIGHT_M)
+    assert rewards.swing_target(np.array(0.0)) == pytest.approx(rewards.SWING_HEIGHT_M)
+    swing = _context(2, gait_phase=np.array([[0.0, np.pi], [0.0, np.pi]]))
+    lifted = _state(2, foot_height_m=np.array([[rewards.SWING_HEIGHT_M, 0.0], [0.0, 0.0]]))
+    phase = rewards.feet_phase(lifted, swing)
+    assert phase[0] == pytest.approx(1.0) and phase[1] == pytest.approx(np.exp(-(rewards.SWING_HEIGHT_M**2) / 0.01))
+    sliding = _state(1, foot_vel_xy=np.array([[[0.3, 0.4], [0.0, 0.0]]]))
+    assert rewards.feet_slip(sliding, _context(1))[0] == pytest.approx(0.25)
+    flying = dataclasses.replace(sliding, foot_contact=np.zeros((1, 2), dtype=bool))
+    assert rewards.feet_slip(flying, _context(1))[0] == 0.0
+    walk = np.array([[0.5, 0.0, 0.0]])
+    touchdown = _context(1, command=walk, air_time_s=np.array([[0.1, 0.0]]), first_contact=np.array([[True, False]]))
+    assert rewards.feet_air_time(_state(1), touchdown)[0] == pytest.approx(0.1 - rewards.AIR_TIME_S)
+    long = dataclasses.replace(touchdown, air_time_s=np.array([[2.0, 0.0]]))
+    assert rewards.feet_air_time(_state(1), long)[0] == pytest.approx(0.4 - rewards.AIR_TIME_S)  # capped at swing_s
+    assert rewards.feet_air_time(_state(1), dataclasses.replace(long, command=np.zeros((1, 3))))[0] == 0.0
+    assert rewards.upper_pose(_state(1, q=np.array([[0.5, 0.5]])), _context(1))[0] == pytest.approx(0.25)
+
+
+def test_the_weights_name_every_term_and_a_step_is_worth_at_least_nothing():
     values = rewards.terms(_state(1), _context(1))
     rewards.total(values, rewards.Weights())
     with pytest.raises(ValueError, match="alive"):
         rewards.total({k: v for k, v in values.items() if k != "alive"}, rewards.Weights())
+    costly = {**values, "orientation": np.array([10.0])}
+    assert rewards.total(costly, rewards.Weights())[0] == 0.0
+    assert rewards.total(costly, rewards.Weights(), only_positive=False)[0] < 0.0
+
+
+def test_contact_is_mujocos_and_a_body_on_the_floor_ends_the_episode():
+    """Robot 0 stands (both soles on the floor), robot 1 stands on its left foot, robot 2 lies on its back."""
+    env = H1WalkEnv(H1WalkConfig(num_envs=3, nthread=1, push_interval_s=1e9, resample_s=1e9))
+    try:
+        zero, z = np.zeros(3), env.standing_height_m - 0.01  # soles 4 mm into the floor
+        q = env.default_q.copy()
+        env.sim.set_state(0, [0, 0, z], [1, 0, 0, 0], q, zero, zero, np.zeros(19))
+        raised = q.copy()
+        raised[env.robot.joint_names.index("right_hip_pitch_joint")] = -0.6
+        raised[env.robot.joint_names.index("right_knee_joint")] = 1.2
+        env.sim.set_state(1, [0, 0, z], [1, 0, 0, 0], raised, zero, zero, np.zeros(19))
+        on_back = np.array([np.cos(-np.pi / 4), 0.0, np.sin(-np.pi / 4), 0.0])  # pitched 90 deg backwards
+        env.sim.set_state(2, [0, 0, 0.05], on_back, q, zero, zero, np.zeros(19))
+        st = env.state()
+        assert st.foot_contact[0].tolist() == [True, True] and st.foot_contact[1].tolist() == [True, False]
+        assert env.touched.tolist() == [False, False, True]
+        assert st.foot_height_m[1, 1] > 0.05
+        _, _, done, info = env.step(np.zeros((3, env.num_actions)))
+        assert info["fell"][2] and done[2] and not info["fell"][0]
+    finally:
+        env.close()
+
+
+def test_the_command_ranges_grow_with_tracking():
+    env = H1WalkEnv(H1WalkConfig(num_envs=8, nthread=1, curriculum_start=0.5, vx=(-0.5, 1.0), yaw_rate=(-1.0, 1.0)))
+    try:
+        assert env.command_ranges()[0] == (-0.25, 0.5) and np.all(np.abs(env.command[:, 0]) <= 0.5)
+        env.update_curriculum(0.5)
+        assert env.level == 0.5
+        for _ in range(10):
+            env.update_curriculum(0.9)
+        assert env.level == 1.0 and env.command_ranges()[2] == (-1.0, 1.0)
+    finally:
+        env.close()
+
+
+def test_the_policy_sees_noise_and_the_critic_the_clean_state():
+    env = H1WalkEnv(H1WalkConfig(num_envs=2, nthread=1, obs_noise=1.0))
+    try:
+        obs, _, _, _ = env.step(np.zeros((2, env.num_actions)))
+        clean = env.observe()
+        size = env.policy_size
+        np.testing.assert_array_equal(obs["critic"], clean["critic"])
+        noise = obs["policy"] - clean["policy"]
+        assert np.all(np.abs(noise) <= env.noise_scale + 1e-6) and np.any(noise != 0.0)
+        assert obs["critic"].shape[1] == size + 4
+    finally:
+        env.close()
+
+
+def _comparable(rows: list[dict]) -> str:
+    import json
+
+    from training.rl.runner import TIMING_KEYS
+
+    return json.dumps([{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows], sort_keys=True)
+
+
+def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
+    """2 iterations + a resume of 2 = 4 iterations: every row (timings aside) and the weights."""
+    import torch
+
+    from training.rl.runner import LATEST
+    from training.rl.train import resume, train
+
+    whole = train("h1_walk_tiny", tmp_path / "whole", {"run.max_iterations": 4})
+    split = tmp_path / "split"
+    train("h1_walk_tiny", split, {"run.max_iterations": 2})
+    resumed = resume(split, {"run.max_iterations": 2})
+    assert _comparable(resumed["iterations"]) == _comparable(whole["iterations"])
+    a = torch.load(tmp_path / "whole" / LATEST, weights_only=False)
+    b = torch.load(split / LATEST, weights_only=False)
+    for name, value in a["actor_state_dict"].items():
+        torch.testing.assert_close(b["actor_state_dict"][name], value, rtol=0, atol=0, msg=name)
 
 
 def test_a_tiny_run_exports_a_bundle_the_runtime_runs_as_trained(tmp_path):
@@ -146,3 +251,13 @@ def test_an_h1_task_on_the_g1_is_refused():
 
     with pytest.raises(ConfigError, match="the H1 trains h1_walk"):
         load_train_config("h1_walk_tiny", {"env.robot": "g1"})
+
+
+def test_reward_weights_are_set_by_name_and_a_misspelt_one_is_refused():
+    from training.configs.schema import ConfigError, load_train_config
+    from training.h1_walk.task import env_config
+
+    cfg = load_train_config("h1_walk_tiny", {"velocity.reward_weights.feet_phase": 3})
+    assert env_config(cfg).weights.feet_phase == 3.0 and env_config(cfg).weights.lin_vel == rewards.Weights().lin_vel
+    with pytest.raises(ConfigError, match="feet_phaze"):
+        load_train_config("h1_walk_tiny", {"velocity.reward_weights": {"feet_phaze": 1.0}})
