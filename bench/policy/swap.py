@@ -8,17 +8,11 @@ Reports loop periods (median, p99, max) and ticks later than 1.5 periods, with a
 loading, and how long each load took. Python threads share the GIL: this measures how much of
 a load onnxruntime and hashlib do without holding it.
 
-``cross_format``: swaps across trainers' formats, each the whole swap policy_node makes
-(parkour_control.swap: load and verify, fit check, shadow run on the loop's ticks, switch at a tick
-boundary adopting the executed action), round and round: holosoma's PPO walker as ``make setup`` imports
-it (models/g1_walk) -> an mjlab export imported by ``import_bundle`` (``parkour model import mjlab``) ->
-our depth student (models/student_walk), a 30 Hz depth frame reaching the backbone when a student
-drives or shadows. The mjlab export is mjlab's own (``--mjlab-export``, default runs/mjlab_velocity/
-policy.onnx, written in .venv-mjlab by training/backends/mjlab/export_velocity.py) where it exists; else one
-built here exactly as src/parkour_core/test/test_bundle_import_mjlab.py builds its files (mjlab 1.6.0's
-ONNX layout and metadata, random weights); ``cross_format.mjlab_export.kind`` says which ran. Loop
-periods while a swap is in progress (request to switch) and otherwise, per driving bundle, and each
-swap's load and request-to-switch times.
+``cross_format``: whole swaps as policy_node makes them (parkour_control.swap: verify, fit, shadow run,
+switch at a tick boundary), round and round across formats: holosoma's walker (models/g1_walk) -> an
+mjlab export (``--mjlab-export``, default runs/mjlab_velocity/policy.onnx; else one built as
+test_bundle_import_mjlab.py builds its files; ``cross_format.mjlab_export.kind`` says which) -> our depth
+student (models/student_walk); loop periods during and outside swaps, load and request-to-switch times.
 """
 
 from __future__ import annotations
