@@ -171,10 +171,11 @@ if ((!ROBOT_ONLY)); then
 fi
 
 # ---------------------------------------------------------------- walking-policy bundle
-# Up to date: it loads, and the importer wrote it (a bundle from before the importer is rebuilt).
+# Up to date: it loads, sealed, and the importer wrote it (a bundle from before either is rebuilt).
 if [[ -f models/g1_walk/manifest.json ]] \
     && $PY -c "from parkour_core.bundle import load_bundle
-assert load_bundle('models/g1_walk').manifest.provenance['import']['format'] == 'holosoma'" 2>/dev/null; then
+b = load_bundle('models/g1_walk')
+assert b.manifest_verified and b.manifest.provenance['import']['format'] == 'holosoma'" 2>/dev/null; then
     log "bundle: models/g1_walk is up to date"
 else
     log "bundle: building models/g1_walk"

@@ -1,22 +1,14 @@
 """Swaps across trainers' formats in the running sim graph, and refusals that never reach the robot.
 
-The G1 stands up and is activated on the elastic band, as an operator tries policies on the gantry, on
-holosoma's walker (models/g1_walk, imported from holosoma-inference's ONNX by ``make setup``); the script
-swaps to an mjlab export imported with ``parkour model import mjlab``, asks for three bundles that must be
-refused while the mjlab policy drives, swaps to our depth student (models/student_walk), and the student is
-lowered to the ground and walks. A listener in this process (real rclpy) records the typed
-``/policy/bundle`` (BundleInfo) announcements and which bundle each ``/policy/joint_targets`` came from.
-
-The refusals: an import ``parkour model import`` refuses (a 23-DoF G1 export) leaves no folder, so the
-swap to where it would have been is refused by the policy node; a bundle whose manifest was cut short
-(not JSON); a bundle whose manifest was edited to another joint order. Each is refused with one line
-that says why, the mjlab policy keeps driving, and the loop keeps its 50 Hz on the sim clock.
-test_model_swap.py covers the other refusals (hash, missing file, joint count, robot, shapes, NaN).
-
-The mjlab file is built as src/parkour_core/test/test_bundle_import_mjlab.py builds its files (mjlab
-1.6.0's ONNX layout and metadata, random weights), its output layer scaled down so its actions stay near
-zero (mjlab's default pose): it hangs on the band while it drives, and neither it nor an mjlab export
-trained here for a few iterations walks. What an import computes against mjlab's own environment is
+On the elastic band (an operator trying policies on the gantry) the G1 runs holosoma's walker
+(models/g1_walk); the script swaps to an mjlab export imported with ``parkour model import mjlab``, asks
+for three bundles that must be refused while it drives (where a refused import would have written, a
+manifest cut short, a manifest edited to another joint order), swaps to our depth student
+(models/student_walk), lowers it and walks. A real rclpy listener records the typed ``/policy/bundle``
+announcements and which bundle each ``/policy/joint_targets`` came from; each refusal is one line, the
+mjlab policy keeps driving, the loop keeps its 50 Hz. test_model_swap.py covers the other refusals.
+The mjlab file is built as test_bundle_import_mjlab.py builds its files, its output layer scaled down so
+it hangs on the band near mjlab's default pose; parity with mjlab's environment is
 training/backends/mjlab/test_velocity_parity.py's to check.
 """
 
@@ -30,6 +22,7 @@ import threading
 import pytest
 
 from parkour_core import interfaces as topics
+from parkour_core.bundle import seal_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.interfaces import Qos
 from parkour_core.robots import G1
@@ -85,6 +78,7 @@ def edited_copy(source, out, edit):
     shutil.copytree(source, out)
     path = out / "manifest.json"
     path.write_text(edit(path.read_text()))
+    seal_manifest(out)  # edited on purpose: each copy is refused for what it breaks, not for the edit
     return out
 
 

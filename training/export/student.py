@@ -8,7 +8,8 @@
 - with ``precision="int8"`` (the default) or ``"int8-block"`` also ``depth_backbone.int8.onnx`` and
   ``student.int8.onnx`` (see :mod:`training.export.optimize`), checked against the fp32 reference;
   the manifest's ``models`` then point at them and provenance names the reference files;
-- ``manifest.json`` last, with the SHA-256 of every file, so a failed export leaves no loadable bundle.
+- ``manifest.json`` last, with the SHA-256 of every file, and its seal ``manifest.sha256``
+  (parkour_core.bundle.write_manifest), so a failed export leaves no loadable bundle.
 
 The contract (robot, joints, default pose, gains, observation terms, depth settings, rates) comes
 from parkour_core, the same code the policy node runs.
@@ -30,6 +31,7 @@ import torch
 from parkour_core.bundle import (
     FORMAT_VERSION,
     MANIFEST,
+    MANIFEST_SEAL,
     Bundle,
     BundleError,
     DepthInput,
@@ -237,7 +239,7 @@ def export_student(
     out_dir.mkdir(parents=True, exist_ok=True)
     # A manifest left from an earlier export would vouch for files this export is about to replace,
     # and an int8 pair left from one would sit unhashed beside an fp32 export.
-    for stale in (MANIFEST, BACKBONE_FILE, STUDENT_FILE, BACKBONE_INT8_FILE, STUDENT_INT8_FILE):
+    for stale in (MANIFEST, MANIFEST_SEAL, BACKBONE_FILE, STUDENT_FILE, BACKBONE_INT8_FILE, STUDENT_INT8_FILE):
         (out_dir / stale).unlink(missing_ok=True)
     export_onnx(backbone, student, out_dir)
     reference_files = model_files(out_dir, STUDENT_FILE) + model_files(out_dir, BACKBONE_FILE)
@@ -345,7 +347,7 @@ def quantize_bundle(
     if out_dir.resolve() == source_bundle.path.resolve():
         raise ExportError("quantize_bundle writes a new folder; it never changes the source bundle")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in (MANIFEST, BACKBONE_FILE, STUDENT_FILE, BACKBONE_INT8_FILE, STUDENT_INT8_FILE):
+    for stale in (MANIFEST, MANIFEST_SEAL, BACKBONE_FILE, STUDENT_FILE, BACKBONE_INT8_FILE, STUDENT_INT8_FILE):
         (out_dir / stale).unlink(missing_ok=True)
     for file in m.files:
         shutil.copyfile(source_bundle.file(file), out_dir / file)

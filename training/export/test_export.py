@@ -13,7 +13,7 @@ import pytest
 import torch
 from onnx import numpy_helper
 
-from parkour_core.bundle import MANIFEST, Bundle, load_bundle, read_manifest, write_manifest
+from parkour_core.bundle import MANIFEST, MANIFEST_SEAL, Bundle, load_bundle, read_manifest, write_manifest
 from parkour_core.command import DiscreteCommandSpec
 from parkour_core.depth import DepthSpec
 from parkour_core.hashing import sha256_file
@@ -65,11 +65,12 @@ def onnx_input_dims(path: Path) -> dict[str, list[int]]:
 
 def test_tiny_bundle_loads_and_runs_in_policy_runner(tiny_bundle: Path) -> None:
     bundle = load_bundle(tiny_bundle)
+    assert bundle.manifest_verified  # the exporter seals the manifest it writes
     m = bundle.manifest
     assert (m.policy.file, m.depth_backbone and m.depth_backbone.file) == (STUDENT_INT8_FILE, BACKBONE_INT8_FILE)
     assert set(m.files) == {STUDENT_FILE, BACKBONE_FILE, STUDENT_INT8_FILE, BACKBONE_INT8_FILE}
     # Every file in the folder is hashed (no .onnx.data sidecar slipped past the manifest).
-    assert {p.name for p in tiny_bundle.iterdir()} - {MANIFEST} == set(m.files)
+    assert {p.name for p in tiny_bundle.iterdir()} - {MANIFEST, MANIFEST_SEAL} == set(m.files)
     for name, digest in m.files.items():
         assert sha256_file(tiny_bundle / name) == digest
     runner = PolicyRunner(bundle)
@@ -270,10 +271,12 @@ def test_cli_writes_no_manifest_and_exits_nonzero_when_the_check_fails(
     out = tmp_path / "bundle"
     out.mkdir()
     (out / MANIFEST).write_text("{}")  # a stale manifest from an earlier export must not survive
+    (out / MANIFEST_SEAL).write_text("0" * 64 + "  manifest.json\n")  # nor its seal
     code = cli.main(["--random", "--size", "php_student_tiny", "--seed", "0", "--out", str(out)])
     assert code == 1
     assert "export failed" in capsys.readouterr().err
     assert not (out / MANIFEST).exists()
+    assert not (out / MANIFEST_SEAL).exists()
 
 
 def test_fp32_precision_bundle_runs_the_reference_models(tiny_bundle: Path, tmp_path: Path) -> None:
@@ -283,7 +286,7 @@ def test_fp32_precision_bundle_runs_the_reference_models(tiny_bundle: Path, tmp_
     m = load_bundle(out).manifest
     assert m.policy.file == STUDENT_FILE and m.depth_backbone is not None and m.depth_backbone.file == BACKBONE_FILE
     assert set(m.files) == {STUDENT_FILE, BACKBONE_FILE}
-    assert {p.name for p in out.iterdir()} == {MANIFEST, STUDENT_FILE, BACKBONE_FILE}  # no stale int8 files
+    assert {p.name for p in out.iterdir()} == {MANIFEST, MANIFEST_SEAL, STUDENT_FILE, BACKBONE_FILE}  # no stale int8
     assert "int8_vs_fp32_onnx" not in m.provenance["checks"]
 
 

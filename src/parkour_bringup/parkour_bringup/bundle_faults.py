@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from parkour_core.bundle import MANIFEST
+from parkour_core.bundle import MANIFEST, seal_manifest
 from parkour_core.hashing import sha256_file
 
 
@@ -30,6 +30,7 @@ def _edit(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> None:
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data, indent=2) + "\n")
+    seal_manifest(bundle)  # each copy fails for the one thing it breaks, not for an edited manifest
 
 
 def _policy_file(bundle: Path) -> Path:

@@ -7,7 +7,7 @@ import pytest
 
 from parkour_bringup.bundle_faults import BAD_BUNDLES, nan_when_moving, renamed
 from parkour_control.swap import ShadowRun, SwapError, load_candidate
-from parkour_core.bundle import load_bundle
+from parkour_core.bundle import load_bundle, seal_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.depth import DepthSpec
 from parkour_core.robots import G1
@@ -62,6 +62,7 @@ def test_other_rate_is_refused(tmp_path, active):
     manifest = json.loads((bundle / "manifest.json").read_text())
     manifest["rates"]["policy_hz"] = 100.0
     (bundle / "manifest.json").write_text(json.dumps(manifest))
+    seal_manifest(bundle)  # edited on purpose: the rate's refusal is under test, not the seal's
     with pytest.raises(SwapError, match="needs a restart"):
         load(bundle, active)
 

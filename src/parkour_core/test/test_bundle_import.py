@@ -100,6 +100,7 @@ def test_isaac_lab_g1_29dof_import_verifies_and_runs_as_the_trainer_s_network(is
     """The runtime's targets equal Isaac Lab's: its observation in its joint order, 0.5 x action + default."""
     _, model = isaac
     bundle, runner = verify_bundle(str(isaac_bundle))
+    assert bundle.manifest_verified  # sealed, and within the bounds with its upper body at kp 3000-5000
     joints = yaml.safe_load(SPEC_29.read_text())["joints"]
     to_isaac = [G1.joint_names.index(j) for j in joints]
     default = np.array([isaac_29_default(j) for j in joints])
@@ -168,6 +169,7 @@ def test_holosoma_ppo_import_keeps_g1_walk_s_contract_and_actions(tmp_path):
     assert a == b
     assert provenance["source_sha256"] == sha256_file(tmp_path / "g1_walk" / "policy.onnx")
     assert provenance["import"]["adapter"] == [] and provenance["import"]["format"] == "holosoma"
+    assert imported.manifest_verified  # sealed as written: how `make setup` builds models/g1_walk
     ours, theirs = PolicyRunner(imported), PolicyRunner(former)
     rng = np.random.default_rng(2)
     for _ in range(100):
@@ -190,6 +192,7 @@ def test_holosoma_fastsac_imports_through_the_same_importer(tmp_path):
     bundle, runner = verify_bundle(str(out))
     ppo = PolicyRunner(load_bundle(import_bundle("holosoma", "ppo", tmp_path / "ppo")))
     assert bundle.manifest.provenance["trained_with"] == "holosoma FastSAC"
+    assert bundle.manifest_verified
     assert bundle.manifest.obs_terms == ppo.manifest.obs_terms and bundle.manifest.kp == ppo.manifest.kp
     s = random_state(np.random.default_rng(3))
     a, b = runner.step(s, np.array([0.5, 0, 0])), ppo.step(s, np.array([0.5, 0, 0]))
@@ -300,6 +303,7 @@ def test_php_student_pair_imports_and_runs_as_php_s_network(php, tmp_path):
     m = bundle.manifest
     assert m.uses_depth and not m.recurrent and m.depth is not None and m.depth.latent_dim == 32
     assert m.action_scale == 1.0  # PHP's per-joint scale is folded into the model
+    assert bundle.manifest_verified
     image = np.random.default_rng(8).uniform(0, 1, (58, 87)).astype(np.float32)
     runner.set_depth(image, stamp_s=0.0)
     with torch.no_grad():
@@ -390,6 +394,18 @@ def test_refused_missing_action_scale(isaac, tmp_path):
     folder, _, _ = php_pair(tmp_path / "no_scale", action_scale=None)
     refused(lambda out: import_bundle("php", str(folder), out, spec=php_spec(tmp_path)), tmp_path,
             "action.scale is missing")  # fmt: skip
+
+
+def test_refused_gains_and_scale_beyond_the_bundle_bounds(isaac, tmp_path):
+    """The bounds every loaded bundle keeps (bundle.check_bounds) refuse the import too: nothing is written."""
+    spec = yaml.safe_load(SPEC_29.read_text())
+    spec["action"]["kp"][".*_(shoulder_.*|elbow|wrist_.*)_joint"] = 30000.0  # a zero too many
+    refused(lambda out: import_bundle("rsl_rl", str(isaac[0]), out, spec=write_spec(tmp_path, spec)), tmp_path,
+            "kp 30000 of left_shoulder_pitch_joint asks for its motor's peak 25 N m")  # fmt: skip
+    spec = yaml.safe_load(SPEC_29.read_text())
+    spec["action"]["scale"] = 5.0
+    refused(lambda out: import_bundle("rsl_rl", str(isaac[0]), out, spec=write_spec(tmp_path, spec, "s.yaml")),
+            tmp_path, "action_scale 5 moves left_ankle_roll_joint's target")  # fmt: skip
 
 
 def test_refused_wrong_robot(isaac, tmp_path):

@@ -126,6 +126,7 @@ def check_runs_as_mjlab(bundle_dir: Path, model: MjlabPolicy, joints: list[str])
     """The runtime's targets (SDK order) against mjlab's: the network on mjlab's observation in the trainer's
     joint order, ``default + scale x action`` with the scale the import recorded."""
     bundle, runner = verify_bundle(str(bundle_dir))
+    assert bundle.manifest_verified
     record = bundle.manifest.provenance["import"]
     to_file = [G1.joint_names.index(j) for j in joints]  # file joint i is SDK joint to_file[i]
     scale = np.asarray(record["action"]["scale"])

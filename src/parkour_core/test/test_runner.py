@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parkour_core.bundle import BundleError, load_bundle
+from parkour_core.bundle import BundleError, load_bundle, seal_manifest
 from parkour_core.hashing import sha256_file
 from parkour_core.runner import PolicyRunner, RobotState
 
@@ -47,6 +47,7 @@ def edit_manifest(bundle: Path, edit) -> None:
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data))
+    seal_manifest(bundle)  # edited on purpose: the runner's refusal is under test, not the seal's
 
 
 def test_step_returns_29_finite_targets(fresh):

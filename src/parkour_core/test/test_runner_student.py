@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parkour_core.bundle import BundleError, load_bundle
+from parkour_core.bundle import BundleError, load_bundle, seal_manifest
 from parkour_core.bundles.depth_gated_walk import HIDDEN_SHAPE, LATENT_DIM, build
 from parkour_core.runner import PolicyRunner, RobotState
 
@@ -85,6 +85,7 @@ def edit(bundle: Path, change) -> None:
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data))
+    seal_manifest(bundle)  # edited on purpose: the runner's refusal is under test, not the seal's
 
 
 @pytest.mark.parametrize(

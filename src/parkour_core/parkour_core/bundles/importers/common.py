@@ -6,8 +6,8 @@ pose, the observation terms mapped onto parkour_core's and the action -- with wh
 against the files and what it took on trust. :func:`write_bundle` checks the declaration
 (:func:`plan`: each refusal is one :class:`ImportRefused` line naming the mismatch and what to
 supply), adapts the model where the trainer's layout is not the runtime's (:mod:`.adapter`),
-writes the bundle beside ``--out``, loads and runs it as the policy node would, and only then
-moves it into place: a refused import leaves nothing new in ``--out``.
+writes the bundle beside ``--out`` (its manifest sealed: ``write_manifest``), loads and runs it as
+the policy node would, and only then moves it into place: a refused import leaves nothing new in ``--out``.
 """
 
 from __future__ import annotations
