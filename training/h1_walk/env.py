@@ -48,8 +48,6 @@ OBS_NOISE = {"base_ang_vel": 0.2, "projected_gravity": 0.05, "dof_pos": 0.01, "d
 CRITIC_EXTRA = 4  # base linear velocity (base frame, 3) and base height (1)
 ACTION_SCALE = 0.25
 ACTION_CLIP = 100.0
-# The sole height under which the mjlab backend (training/backends/mjlab/h1_velocity.py) counts a foot as down.
-CONTACT_HEIGHT_M = 0.02
 FOOT_SITES = ("left_foot", "right_foot")  # each H1 model's sole sites (parkour_sim.models)
 # upper_pose's weight per joint (MuJoCo Playground's H1 pose cost: torso 2, arms 1; the legs are free).
 POSE_WEIGHTS = {"torso": 2.0, "shoulder": 1.0, "elbow": 1.0}
