@@ -46,6 +46,13 @@ class TableError(Exception):
 
 
 # ------------------------------------------------------------------------------------------ helpers
+
+
+def height_label(height_m: float) -> str:
+    """A grid column's name: ``flat`` for the flat-ground cell (height 0)."""
+    return "flat" if height_m == 0 else f"{100 * height_m:.0f} cm"
+
+
 def md_row(cells: list[str]) -> str:
     """One markdown table row; an empty cell is written as `| |`."""
     return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
@@ -151,7 +158,7 @@ def eval_low_platforms(teacher: dict[str, Any], student: dict[str, Any], ablated
         )
         rows.append([f"{name}, alone", f"{v:g} m/s"] + [alone(v, h) for h in heights])
         rows.append([f"{name}, depth ablated", f"{v:g} m/s"] + [cell("ablated", v, h) for h in heights])
-    return md_table(["bundle", "speed"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+    return md_table(["bundle", "speed"] + [height_label(h) for h in heights], rows)
 
 
 GRID_KEYS = ("bundle_manifest_sha256", "robot_model", "depth_ablation", "seed", "trials_per_cell", "protocol")
@@ -234,7 +241,7 @@ def eval_rows(*results: dict[str, Any]) -> str:
             texts.append(text)
         trials = f"{result['trials_per_cell']}"
         rows.append([bundle_label(result), result.get("robot_model", "default"), f"{v:g} m/s", trials, *texts])
-    return md_table(["bundle", "model", "speed", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+    return md_table(["bundle", "model", "speed", "trials"] + [height_label(h) for h in heights], rows)
 
 
 def eval_alone(*results: dict[str, Any]) -> str:
@@ -252,7 +259,7 @@ def eval_alone(*results: dict[str, Any]) -> str:
         if result.get("teacher"):  # a privileged teacher row drives the walking policy's bundle
             name = f"`{Path(result['teacher']).parent.name}` (teacher, privileged)"
         rows.append([name, f"{v:g} m/s", result.get("seed_set", "custom"), str(result["trials_per_cell"]), *texts])
-    return md_table(["bundle", "speed", "seeds", "trials"] + [f"{100 * h:.0f} cm" for h in heights], rows)
+    return md_table(["bundle", "speed", "seeds", "trials"] + [height_label(h) for h in heights], rows)
 
 
 def climb_teacher_windows(report: dict[str, Any]) -> str:
