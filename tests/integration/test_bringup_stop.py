@@ -83,6 +83,14 @@ def kill_left(run_dir: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _killed_report(log: str, run_dir: Path) -> str:
+    """Which nodes were killed, and the end of each one's log: a hang on the way out, diagnosable."""
+    lines = [line for line in log.splitlines() if "were killed" in line]
+    tails = [f"--- {p.name}:\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
+             for p in sorted((run_dir / "logs").glob("*.log"))]  # fmt: skip
+    return "\n".join(lines + tails)
+
+
 def test_sigint_stops_a_bringup_that_inherited_sigint_ignored(tmp_path, domains):
     bringup, run_dir = start_bringup(tmp_path, domains)
     try:
@@ -95,7 +103,8 @@ def test_sigint_stops_a_bringup_that_inherited_sigint_ignored(tmp_path, domains)
         assert not left, f"nodes outlived the bringup: {left}"
         written = sorted(p.stem for p in run_dir.glob("*.json"))
         assert set(NODES) <= set(written), f"metrics written: {written}"
-        assert "were killed" not in (tmp_path / "parkour_robot.log").read_text()
+        log = (tmp_path / "parkour_robot.log").read_text()
+        assert "were killed" not in log, _killed_report(log, run_dir)
     finally:
         bringup.kill()
         kill_left(run_dir)
