@@ -42,13 +42,18 @@ def _train(out: Path, config: str, *extra: str) -> dict:
     return result
 
 
+def _run_checks(out: Path, probe: str, timeout_s: float) -> Path:
+    """checks.py's ``probe`` (or ``all``) in .venv-mjlab on 4 environments for 60 steps; its JSON lands in ``out``."""
+    done = subprocess.run([str(VENV_PY), str(CHECKS), probe, "--out", str(out), "--num-envs", "4", "--steps", "60"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return out
+
+
 @pytest.fixture(scope="module")
 def checks(tmp_path_factory) -> dict:
     """checks.py's four probes in one process (teacher scan, H1 terms, depth, the walking student)."""
-    out = tmp_path_factory.mktemp("mjlab_checks")
-    done = subprocess.run([str(VENV_PY), str(CHECKS), "all", "--out", str(out), "--num-envs", "4", "--steps", "60"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    out = _run_checks(tmp_path_factory.mktemp("mjlab_checks"), "all", timeout_s=1200)
     names = ("teacher", "h1", "depth", "student_walk")
     return {name: json.loads((out / f"{name}_check.json").read_text()) for name in names} | {"dir": out}
 
@@ -86,10 +91,7 @@ def test_the_h1_task_trains_on_mjlab_on_the_cpu(tmp_path):
 @pytest.fixture(scope="module")
 def h1_check(tmp_path_factory) -> dict:
     """checks.py's H1 probe alone (seconds; ``checks`` runs all four, the depth and student ones for minutes)."""
-    out = tmp_path_factory.mktemp("mjlab_h1_check")
-    done = subprocess.run([str(VENV_PY), str(CHECKS), "h1", "--out", str(out), "--num-envs", "4", "--steps", "60"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    out = _run_checks(tmp_path_factory.mktemp("mjlab_h1_check"), "h1", timeout_s=600)
     return json.loads((out / "h1_check.json").read_text())
 
 
