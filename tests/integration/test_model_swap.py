@@ -52,7 +52,8 @@ def test_swaps_while_walking(tmp_path, domains):
     assert "shape" in reasons["wrong_shapes"]
     assert "NaN" in reasons["nan_outputs"] and "shadow" in reasons["nan_outputs"]
     assert results[0]["shadow_ticks"] == 10
-    assert policy["bundle_name"] == "g1_walk"
+    assert results[0]["manifest_verified"] is True and results[-1]["manifest_verified"] is True  # both sealed
+    assert policy["bundle_name"] == "g1_walk" and policy["manifest_verified"] is True
     assert policy["nonfinite_ticks"] == 0  # the NaN bundle never drove the robot
 
     report = json.loads((out / "report.json").read_text())

@@ -4,9 +4,10 @@ On the elastic band (an operator trying policies on the gantry) the G1 runs holo
 (models/g1_walk); the script swaps to an mjlab export imported with ``parkour model import mjlab``, asks
 for three bundles that must be refused while it drives (where a refused import would have written, a
 manifest cut short, a manifest edited to another joint order), swaps to our depth student
-(models/student_walk), lowers it and walks. A real rclpy listener records the typed ``/policy/bundle``
-announcements and which bundle each ``/policy/joint_targets`` came from; each refusal is one line, the
-mjlab policy keeps driving, the loop keeps its 50 Hz. test_model_swap.py covers the other refusals.
+(models/student_walk), lowers it and walks. The imported bundle runs unsealed (its manifest.sha256
+removed, as a bundle made by hand has none) and is reported so. A real rclpy listener records the typed
+``/policy/bundle`` announcements and which bundle each ``/policy/joint_targets`` came from; each refusal
+is one line, the mjlab policy keeps driving, the loop keeps its 50 Hz. test_model_swap.py covers the other refusals.
 The mjlab file is built as test_bundle_import_mjlab.py builds its files, its output layer scaled down so
 it hangs on the band near mjlab's default pose; parity with mjlab's environment is
 training/backends/mjlab/test_velocity_parity.py's to check.
@@ -22,7 +23,7 @@ import threading
 import pytest
 
 from parkour_core import interfaces as topics
-from parkour_core.bundle import seal_manifest
+from parkour_core.bundle import MANIFEST_SEAL, seal_manifest
 from parkour_core.bundles import resolve_bundle
 from parkour_core.interfaces import Qos
 from parkour_core.robots import G1
@@ -102,7 +103,7 @@ class Listener:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=ros_domain)  # the environment's RMW and discovery range
         self.node = rclpy.create_node("test_swap_listener", context=self.context)
-        self.announced: list[tuple[str, str, bool, list[float]]] = []
+        self.announced: list[tuple[str, str, bool, list[float], bool]] = []
         self.drivers: list[list] = []  # [bundle name, targets heard] in the order they drove
         create_subscription(self.node, topics.BUNDLE, self._on_bundle)
         create_subscription(self.node, topics.JOINT_TARGETS, self._on_targets, Qos(100))
@@ -112,7 +113,7 @@ class Listener:
         self.thread.start()
 
     def _on_bundle(self, msg) -> None:
-        self.announced.append((msg.name, msg.path, bool(msg.uses_depth), list(msg.kp)))
+        self.announced.append((msg.name, msg.path, bool(msg.uses_depth), list(msg.kp), bool(msg.manifest_verified)))
 
     def _on_targets(self, msg) -> None:
         if not self.drivers or self.drivers[-1][0] != msg.header.frame_id:
@@ -149,6 +150,7 @@ def test_swaps_holosoma_to_imported_mjlab_to_our_student_and_refusals_never_reac
     assert proc.returncode == 0, proc.stdout + proc.stderr
     not_json = edited_copy(mjlab, tmp_path / "bundles" / "not_json", lambda text: text[: len(text) // 2])
     reordered = edited_copy(mjlab, tmp_path / "bundles" / "joint_order", swapped_joint_order)
+    (mjlab / MANIFEST_SEAL).unlink()  # unsealed: it runs, and is reported unverified
     refused = {  # bundle -> words its refusal must hold
         str(never): "is neither a bundle folder nor a registered bundle",
         str(not_json): "is not valid JSON",
@@ -180,13 +182,16 @@ def test_swaps_holosoma_to_imported_mjlab_to_our_student_and_refusals_never_reac
         assert s["message"].startswith("refused: ") and words in s["message"] and "\n" not in s["message"], s
         said = [line for line in logs["policy"].splitlines() if f"swap to {bundle!r} refused" in line]
         assert len(said) == 1 and "[ERROR]" in said[0] and "'mjlab_walk' keeps running" in said[0], said
-    assert policy["bundle_name"] == STUDENT
+    assert policy["bundle_name"] == STUDENT and policy["manifest_verified"] is True
+    assert [s["manifest_verified"] for s in swaps] == [False, None, None, None, True], swaps
+    assert "(manifest unsealed: no manifest.sha256)" in swaps[0]["message"], swaps[0]
 
     # Announced on /policy/bundle in turn, each before its targets: holosoma's, mjlab's, ours; nothing refused.
     names = [a[0] for a in listener.announced]
     assert names == ["g1_walk", "mjlab_walk", STUDENT], listener.announced
     assert [a[1] for a in listener.announced] == [str(resolve_bundle("g1_walk")), str(mjlab), str(student)]
     assert [a[2] for a in listener.announced] == [False, False, True]  # only the student reads depth
+    assert [a[4] for a in listener.announced] == [True, False, True]  # the mjlab import runs unsealed
     imported = json.loads((mjlab / "manifest.json").read_text())
     assert listener.announced[1][3] == pytest.approx(imported["kp"])
     # The targets came from those three, in that order, and mjlab's kept coming through the refusals.

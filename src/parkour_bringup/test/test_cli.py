@@ -39,6 +39,22 @@ def test_model_verify_and_inspect(capsys):
     assert info["observation"][0].startswith("actions[29]")
 
 
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "unsealed"])
+def test_model_verify_and_inspect_say_whether_the_manifest_is_sealed(tmp_path, capsys, sealed):
+    """An unsealed bundle still verifies (it runs), and both verbs say it is unsealed."""
+    bundle = tmp_path / "g1_walk"
+    shutil.copytree(resolve_bundle("g1_walk"), bundle)
+    if not sealed:
+        (bundle / "manifest.sha256").unlink()
+    assert main(["model", "verify", str(bundle)]) == 0
+    verified = capsys.readouterr().out
+    assert ("manifest sealed" in verified) is sealed, verified
+    assert ("manifest unsealed (no manifest.sha256)" in verified) is not sealed, verified
+    assert main(["model", "inspect", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{") :])["manifest_verified"] is sealed
+
+
 def test_model_verify_checks_the_bundle_against_the_robot_given(capsys):
     assert main(["model", "verify", "g1_walk", "--robot", "g1"]) == 0
     assert main(["model", "verify", "g1_walk", "--robot", "h1"]) == 1

@@ -1,8 +1,9 @@
 """The policy node's own messages (parkour_interfaces) to and from the stack's types.
 
 ``PolicyTickInputs`` carries a :class:`parkour_core.tick_inputs.TickInputs`, ``BundleInfo`` what the
-supervisor needs to run a bundle's targets. The readers take any object with the message's fields:
-the same functions read rclpy's messages in the nodes and rosbags' in a bag replay.
+supervisor needs to run a bundle's targets, and whether the bundle's manifest is sealed. The readers take
+any object with the message's fields: the same functions read rclpy's messages in the nodes and rosbags'
+in a bag replay.
 """
 
 from __future__ import annotations
@@ -83,4 +84,5 @@ def bundle_info_message(bundle: Bundle, stamp: Any = None):
     msg.kp = _float64s(m.kp)
     msg.kd = _float64s(m.kd)
     msg.uses_depth = bool(m.uses_depth)
+    msg.manifest_verified = bool(bundle.manifest_verified)
     return msg

@@ -47,13 +47,17 @@ class PolicyMeters:
                 self.deadline_misses += 1
         self._last_tick, self._last_tick_wall = now, wall
 
-    def diagnostics(self, bundle_name: str, stale_after_s: float) -> tuple[bool, dict[str, Any]]:
-        """Whether depth is stale, and /diagnostics' values: the last second's inference, the newest ages."""
+    def diagnostics(
+        self, bundle_name: str, stale_after_s: float, manifest_verified: bool
+    ) -> tuple[bool, dict[str, Any]]:
+        """Whether depth is stale, and /diagnostics' values: the running bundle and whether its manifest is
+        sealed (``manifest_verified``), the last second's inference, the newest ages."""
         recent_inference = self.inference_s.tail(50)
         recent_depth = self.depth_ages.tail(50)
         stale = bool(recent_depth.size) and recent_depth[-1] > stale_after_s
         values = {
             "bundle": bundle_name,
+            "manifest_verified": manifest_verified,
             "ticks": self.ticks,
             "deadline_misses": self.deadline_misses,
             "inference_ms_p50": np.median(recent_inference) * 1e3 if recent_inference.size else float("nan"),
@@ -74,7 +78,8 @@ class PolicyMeters:
         swaps: list[dict],
         faults_injected: list[dict],
     ) -> dict[str, Any]:
-        """policy.json. ``bundle``: the running bundle's ``bundle`` (path) and ``bundle_name``."""
+        """policy.json. ``bundle``: the running bundle's ``bundle`` (path), ``bundle_name`` and
+        ``manifest_verified`` (False: its manifest has no seal)."""
         return {
             **bundle,
             "ticks": self.ticks,

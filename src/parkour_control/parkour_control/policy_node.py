@@ -26,7 +26,7 @@ from parkour_control.policy_inputs import PolicyInputs
 from parkour_control.policy_meters import PolicyMeters
 from parkour_control.swap import ShadowRun, SwapError, SwapOutcome, load_candidate
 from parkour_core import interfaces as topics
-from parkour_core.bundle import Bundle, load_bundle
+from parkour_core.bundle import MANIFEST_SEAL, Bundle, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.command_mux import AUTONOMY, TELEOP
 from parkour_core.config import POLICY_FAULTS, ConfigError, StackConfig
@@ -50,6 +50,8 @@ from parkour_core.unitree import lowstate_capture_time, message_types
 from parkour_core.unitree_wire import LowStateWire
 
 DIAGNOSTICS_PERIOD_S = 1.0
+# What a swap's answer and /diagnostics add for a bundle without manifest.sha256 (it runs: see load_bundle).
+UNSEALED = f"manifest unsealed: no {MANIFEST_SEAL}"
 
 
 def _stamp_s(stamp) -> float:
@@ -74,7 +76,9 @@ class PolicyNode:
     bundle that produced them), ``/policy/tick_inputs`` (PolicyTickInputs: what the runner consumed on that
     tick, published just before its targets, so a bag replays the tick exactly: ``parkour bag replay
     --bundle``), the latched ``/policy/bundle`` (BundleInfo: name, path and PD gains of every bundle before
-    it drives the robot, so the supervisor applies the right gains) and ``/diagnostics``.
+    it drives the robot, so the supervisor applies the right gains, and whether its manifest is sealed) and
+    ``/diagnostics``. An unsealed bundle (no manifest.sha256) runs, and says so wherever the running bundle
+    is reported: ``manifest_verified`` false in BundleInfo, /diagnostics and policy.json, and in a swap's answer.
     """
 
     def __init__(self, cfg: StackConfig, run_dir: Path | None, ros_args: list[str]) -> None:
@@ -390,29 +394,35 @@ class PolicyNode:
             self._switch_to = None
             return SwapOutcome(False, "refused: the control loop did not reach a tick boundary in time")
         name, ticks = candidate.manifest.name, self.meters.ticks
+        unsealed = "" if candidate.bundle.manifest_verified else f" ({UNSEALED})"
         self.log.info(
-            f"swapped to {name!r} at tick {ticks} after {shadow.ticks} shadow ticks "
+            f"swapped to {name!r}{unsealed} at tick {ticks} after {shadow.ticks} shadow ticks "
             f"(max target gap to the old model {shadow.max_target_gap_rad:.3f} rad)"
         )
         return SwapOutcome(
             True,
-            f"switched to {name!r} at tick {ticks}",
+            f"switched to {name!r}{unsealed} at tick {ticks}",
             bundle=candidate.bundle.path,
             switched_at_tick=ticks,
             shadow_ticks=shadow.ticks,
             max_target_gap_rad=shadow.max_target_gap_rad,
+            manifest_verified=candidate.bundle.manifest_verified,
         )
 
     # ------------------------------------------------------------------ reporting
     def _publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-        stale, values = self.meters.diagnostics(self.runner.manifest.name, self.cfg.depth.stale_after_s)
+        bundle = self.runner.bundle
+        stale, values = self.meters.diagnostics(
+            bundle.manifest.name, self.cfg.depth.stale_after_s, bundle.manifest_verified
+        )
+        message = "depth stale" if stale else "running"
         status = DiagnosticStatus(
             name="policy_node: control loop",
-            hardware_id=self.runner.manifest.name,
+            hardware_id=bundle.manifest.name,
             level=DiagnosticStatus.WARN if (stale or self.meters.nonfinite_ticks) else DiagnosticStatus.OK,
-            message="depth stale" if stale else "running",
+            message=message if bundle.manifest_verified else f"{message}; {UNSEALED}",
         )
         status.values = [
             KeyValue(key=k, value=f"{v:.3f}" if isinstance(v, float) else str(v)) for k, v in values.items()
@@ -425,7 +435,12 @@ class PolicyNode:
     def write_metrics(self) -> None:
         if self.run_dir is None:
             return
-        bundle = {"bundle": str(self.runner.bundle.path), "bundle_name": self.runner.manifest.name}
+        running = self.runner.bundle
+        bundle = {
+            "bundle": str(running.path),
+            "bundle_name": running.manifest.name,
+            "manifest_verified": running.manifest_verified,
+        }
         sim_now = self._now() if self.cfg.mode == "sim" else None
         report = self.meters.report(
             bundle, self.ticker.dropped, sim_now, self.depth_gate, self.swaps, self.faults_injected

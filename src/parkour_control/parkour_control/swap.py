@@ -98,3 +98,4 @@ class SwapOutcome:
     requested_at_tick: int | None = None
     shadow_ticks: int = 0
     max_target_gap_rad: float = 0.0
+    manifest_verified: bool | None = None  # of the bundle switched to (False: unsealed); None: nothing switched

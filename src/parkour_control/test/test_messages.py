@@ -1,11 +1,13 @@
 """The policy node's messages carry a tick's inputs and a bundle's gains exactly, to rclpy and to bags alike."""
 
+import shutil
+
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
 
 from parkour_control.messages import bundle_info_message, tick_inputs_from_message, tick_inputs_message
-from parkour_core.bundle import load_bundle
+from parkour_core.bundle import MANIFEST_SEAL, load_bundle
 from parkour_core.bundles import resolve_bundle
 from parkour_core.tick_inputs import TickInputs
 from parkour_interfaces.msg import BundleInfo, PolicyTickInputs
@@ -69,3 +71,20 @@ def test_a_bundle_is_announced_with_its_joints_and_gains():
     assert (msg.name, msg.path, msg.uses_depth) == (m.name, str(bundle.path), m.uses_depth)
     assert tuple(msg.joint_names) == m.joint_names
     assert tuple(msg.kp) == m.kp and tuple(msg.kd) == m.kd
+    assert msg.manifest_verified is True  # g1_walk is sealed
+
+
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "unsealed"])
+def test_the_announcement_says_whether_the_manifest_is_sealed_to_rclpy_and_to_a_bag_reader(tmp_path, sealed):
+    from parkour_bringup.bag.typestore import stack_typestore
+
+    copy = tmp_path / "g1_walk"
+    shutil.copytree(resolve_bundle("g1_walk"), copy)
+    if not sealed:
+        (copy / MANIFEST_SEAL).unlink()
+    bundle = load_bundle(copy)
+    assert bundle.manifest_verified is sealed
+    raw = serialize_message(bundle_info_message(bundle))
+    assert deserialize_message(raw, BundleInfo).manifest_verified is sealed
+    recorded = stack_typestore().deserialize_cdr(bytes(raw), "parkour_interfaces/msg/BundleInfo")
+    assert recorded.manifest_verified is sealed and recorded.name == bundle.manifest.name

@@ -100,7 +100,8 @@ class Supervisor:
     Inputs:
       rt/lowstate                Unitree DDS: joints, IMU, and the Unitree remote's keys
       /policy/joint_targets      JointState; ``header.frame_id`` names the bundle that made them
-      /policy/bundle             BundleInfo (latched): name, path, joint names, kp, kd, uses_depth per bundle;
+      /policy/bundle             BundleInfo (latched): name, path, joint names, kp, kd, uses_depth and
+                                 manifest_verified (logged) per bundle;
                                  targets of a bundle never announced are not used (frame_id "" runs with the
                                  gains in the manifest of ``policy.bundle``)
       /policy/tick_inputs        PolicyTickInputs: the depth frame behind each tick's targets (for latency)
@@ -272,7 +273,9 @@ class Supervisor:
             self.log.error(f"/policy/bundle announcement refused: {e}")
             return
         self.core.register_bundle(gains)
-        self.log.info(f"gains for bundle {gains.name!r} (reads depth: {gains.uses_depth})")
+        # An unsealed bundle runs (parkour_core.bundle.load_bundle); the operator reads it here too.
+        sealed = "" if msg.manifest_verified else ", manifest unsealed"
+        self.log.info(f"gains for bundle {gains.name!r} (reads depth: {gains.uses_depth}{sealed})")
 
     def _on_depth(self, data: bytes) -> None:
         # Deserializing a 20 KB image 30 times a second only to read its stamp cost more than the whole tick.

@@ -7,7 +7,8 @@ which the storage's records cannot show, by the SHA-256 the recorder wrote at cl
 robot, and missing topics a replay needs. The storage reader's own exception text (a C conversion error, a bad
 CRC) is not the user's business: the line says what is damaged and where. Messages decode with
 ROS 2 Kilted's types and the stack's own (:mod:`parkour_bringup.bag.typestore`); a bag recorded before
-the stack had its own types opens the same way (:mod:`parkour_bringup.bag.messages` reads both kinds).
+the stack had its own types opens the same way (:mod:`parkour_bringup.bag.messages` reads both kinds),
+and one of the stack's types recorded with an earlier definition decodes with the definition recorded.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class StackBag:
         import yaml
         from rosbags.rosbag2 import Reader
 
-        from parkour_bringup.bag.typestore import stack_typestore
+        from parkour_bringup.bag.typestore import recorded_typestore, stack_typestore
 
         self.path = Path(path)
         if not self.path.exists():
@@ -67,6 +68,11 @@ class StackBag:
         # Topics by their root names, whatever namespace recorded them (a bag without one: the root).
         self.namespace = self.custom_data.get("namespace", "/")
         self._names = {c.topic: root_name(c.topic, self.namespace) for c in self._reader.connections}
+        # Per connection, the typestore its messages decode with: today's, or the definition it recorded.
+        self._typestores: dict[int, Any] = {}
+        for c in self._reader.connections:
+            recorded = recorded_typestore(c.msgtype, c.msgdef.data, self._typestore)
+            self._typestores[c.id] = recorded if recorded is not None else self._typestore
         self.topics: dict[str, int] = {name: 0 for name in self._names.values()}
         for c in self._reader.connections:
             self.topics[self._names[c.topic]] += c.msgcount
@@ -111,7 +117,7 @@ class StackBag:
         last: tuple[str, int] | None = None
         try:
             for connection, log_time_ns, raw in self._reader.messages(connections=connections):
-                msg = self._typestore.deserialize_cdr(raw, connection.msgtype)
+                msg = self._typestores[connection.id].deserialize_cdr(raw, connection.msgtype)
                 count += 1
                 topic = self._names[connection.topic]
                 last = (topic, log_time_ns)

@@ -2,7 +2,8 @@
 
 verify and inspect load the bundle the way the policy node does (hashes, contract, ONNX I/O,
 a warm-up with finite outputs) and exit non-zero with the reason when it must not run; ``--robot``
-checks it against the robot it is meant for, as the policy node on that robot would. swap
+checks it against the robot it is meant for, as the policy node on that robot would. Both say
+whether the manifest is sealed: an unsealed one (no manifest.sha256) runs, and is reported unsealed. swap
 asks the running policy node to change models (the same call as
 `ros2 param set /policy_node bundle <bundle>`) and prints its answer once it has switched.
 import writes a bundle from another trainer's export (parkour_core.bundles.importers), or
@@ -16,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from parkour_core.bundle import Bundle, load_bundle
+from parkour_core.bundle import MANIFEST_SEAL, Bundle, load_bundle
 from parkour_core.bundles import verify_bundle
 from parkour_core.bundles.importers import add_arguments as add_import_arguments
 from parkour_core.bundles.importers import import_bundle
@@ -59,6 +60,7 @@ def describe(bundle: Bundle, runner: PolicyRunner) -> dict[str, Any]:
     return {
         "path": str(bundle.path),
         "name": m.name,
+        "manifest_verified": bundle.manifest_verified,
         "robot": m.robot,
         "policy_hz": m.policy_hz,
         "action_scale": m.action_scale,
@@ -111,9 +113,10 @@ def run(args: argparse.Namespace) -> int:
     m = bundle.manifest
     if args.action == "verify":
         kind = "depth student" if m.uses_depth else "blind policy"
+        seal = "manifest sealed" if bundle.manifest_verified else f"manifest unsealed (no {MANIFEST_SEAL})"
         print(
             f"bundle {m.name} OK: {kind} for {m.robot}, {len(m.joint_names)} joints, obs {m.obs_size}, "
-            f"{len(m.files)} files verified, warm-up outputs finite"
+            f"{len(m.files)} files verified, {seal}, warm-up outputs finite"
         )
         record = m.provenance.get("import")
         if record:
