@@ -283,10 +283,12 @@ def demo_runs(demo: dict[str, Any]) -> str:
     for k, run in enumerate(demo["runs"]):
         fell = f"at {run['fell_at_s']:.1f} s ({run['to_damp']})" if run["fell"] else "no"
         blind = f"{run['blind_s']:.2f} s ({', '.join(sorted(set(run['to_blind'])))})" if run["to_blind"] else "0 s"
+        hung = run.get("band_hung_at_s") or []
+        end = run.get("final_mode", "-") + (f", band hooked on at {hung[0]:.1f} s" if hung else "")
         rows.append(
-            [str(k + 1), *(run["boxes"][b] for b in boxes), f"{run['forward_displacement_m']:.2f}", fell, blind]
+            [str(k + 1), *(run["boxes"][b] for b in boxes), f"{run['forward_displacement_m']:.2f}", fell, blind, end]
         )
-    return md_table(["run", *boxes, "forward (m)", "fell", "BLIND"], rows)
+    return md_table(["run", *boxes, "forward (m)", "fell", "BLIND", "end"], rows)
 
 
 def demo_timing(demo: dict[str, Any]) -> str:

@@ -105,6 +105,7 @@ def render() -> str:
     ]
     services = [[f"`/{interfaces.supervisor_service(r)}`", "`supervisor_node`"] for r in interfaces.SUPERVISOR_REQUESTS]
     services.append([f"`/{interfaces.RELEASE_BAND}`", "`mujoco_bridge`"])
+    services.append([f"`/{interfaces.HANG_BAND}`", "`mujoco_bridge`"])
     services.append([f"`/{interfaces.sim_fault_service('<fault>')}`", "`mujoco_bridge` (`faults.enabled`)"])
     services.append([f"`/{interfaces.policy_fault_service('<fault>')}`", "`policy_node` (`faults.enabled`)"])
     lines += md_table(["service", "server"], services)

@@ -120,6 +120,8 @@ def build_report(run_dir: Path) -> dict[str, Any]:
     return {
         "fell": bool(bridge["fell"]),
         "fell_at_s": bridge["fell_at_s"],
+        "band_released_at_s": bridge.get("band_released_at_s"),
+        "band_hung_at_s": bridge.get("band_hung_at_s", []),  # hooked back on after a release
         "distance_m": round(distance, 3),
         "forward_displacement_m": round(forward_m, 3),
         "mean_speed_mps": round(mean_speed, 3),
@@ -143,6 +145,7 @@ def build_report(run_dir: Path) -> dict[str, Any]:
         "lockstep_waits": bridge["lockstep_waits"],
         "lockstep_wait_wall_s": bridge["lockstep_wait_wall_s"],
         "bundle": pol["bundle"],
+        "manifest_verified": pol.get("manifest_verified"),  # False: unsealed; None: not recorded
         "bag": recorder["bag"] if recorder else None,
         "bag_messages": sum(recorder["messages"].values()) if recorder else 0,
         "scene": bridge["scene"],

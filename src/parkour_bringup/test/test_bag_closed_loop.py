@@ -91,6 +91,26 @@ def test_a_robot_bag_releases_the_band_once_the_replayed_robot_stands():
     assert release == {"at_s": LEAD_S + 2.0, "request": "release_band", "in_mode": "STAND"}
 
 
+def test_a_band_hooked_back_on_is_hooked_back_on_in_the_replay():
+    run = recorded_run(
+        transitions=[
+            transition(2.0, "DAMP", "STAND_UP", "stand up requested"),
+            transition(4.0, "STAND_UP", "STAND", "stand-up complete"),
+            transition(6.0, "STAND", "ACTIVE", "activate requested"),
+            transition(9.0, "ACTIVE", "STAND", "stand requested"),
+            transition(10.5, "STAND", "DAMP", "damp requested"),
+        ]
+    )
+    run.band_later = [(10.0, False)]
+    requests = [s for s in plan_replay(run).steps if "request" in s]
+    band = [s for s in requests if s["request"] in ("release_band", "hang_band")]
+    assert band == [
+        {"at_s": LEAD_S + 3.0, "request": "release_band", "in_mode": "STAND"},
+        {"at_s": LEAD_S + 8.0, "request": "hang_band", "in_mode": "STAND"},
+    ]
+    assert {"at_s": LEAD_S + 8.5, "request": "damp", "in_mode": "STAND"} in requests
+
+
 def test_a_gamepad_that_went_away_goes_away_again():
     plan = plan_replay(recorded_run(joy_until=9.0))
     assert plan.publish_joy

@@ -2,7 +2,8 @@
 
 The old bags are written here the way an older stack recorded them (JSON in std_msgs/String, the tick
 inputs packed in a Float64MultiArray: parkour_bringup.bag.legacy), next to the same run in today's
-types, and every reader must get the same out of both.
+types, and every reader must get the same out of both. So is a bag that recorded one of the stack's own
+types with a definition of fewer fields than today's (BundleInfo without manifest_verified).
 """
 
 import json
@@ -19,6 +20,7 @@ from parkour_bringup.bag.reader import BagError, open_bag
 from parkour_bringup.bag.synthetic import BagWriter, write_synthetic_bag
 from parkour_bringup.bag.topics import (
     BAND_TOPIC,
+    BUNDLE_TOPIC,
     CMD_VEL_TOPIC,
     JOINT_STATES_TOPIC,
     STATE_TOPIC,
@@ -48,13 +50,13 @@ def policy_bags(tmp_path_factory):
 
 
 def write_run_bag(path, old: bool):
-    """A sim run's operator and robot streams: stand up, stand, band released, activate, walk."""
+    """A sim run's operator and robot streams: stand up, stand, band released, activate, walk, band hooked on."""
     from parkour_interfaces.msg import BandState
     from parkour_safety.messages import state_message, transition_message
 
     custom = {"robot": "g1", "mode": "sim", "bundle": BUNDLE, "config": (config_dir() / "g1_sim.yaml").read_text()}
     writer = BagWriter(path, custom, legacy=old)
-    for released, t in ((False, 0.0), (True, 5.0)):
+    for released, t in ((False, 0.0), (True, 5.0), (False, 7.0)):
         if old:
             state = {"state": "released" if released else "hanging", "t": t}
             writer.write(BAND_TOPIC, int(t * 1e9), writer.string(json.dumps(state)))
@@ -154,10 +156,75 @@ def test_an_old_run_bag_plans_the_same_closed_loop_replay(run_bags):
         modes = [messages.mode(m) for m in bag.messages([STATE_TOPIC])]
     assert typed.transitions == packed.transitions == [r.to_dict() for r in TRANSITIONS]
     assert typed.band_released_t == packed.band_released_t == 5.0
+    assert typed.band_later == packed.band_later == [(7.0, False)]
     np.testing.assert_array_equal(typed.commands.values, packed.commands.values)
     np.testing.assert_array_equal(typed.joints.values, packed.joints.values)
     assert plan_replay(typed).steps == plan_replay(packed).steps
     assert modes == ["STAND_UP", "STAND", "ACTIVE"]
+
+
+# BundleInfo without manifest_verified: a bag records the definition it was written with, and is read with it.
+EARLIER_BUNDLE_INFO = """std_msgs/Header header
+string name
+string path
+string[] joint_names
+float64[] kp
+float64[] kd
+bool uses_depth
+"""
+
+
+def with_earlier_bundle_info(src, out):
+    """``src`` rewritten with /policy/bundle in the BundleInfo definition above, everything else as it was."""
+    import yaml
+    from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    from parkour_bringup.bag.reader import write_checksums
+    from parkour_bringup.bag.typestore import stack_typestore
+
+    msgtype = "parkour_interfaces/msg/BundleInfo"
+    today, earlier = stack_typestore(), get_typestore(Stores.ROS2_KILTED)
+    earlier.register(get_types_from_msg(EARLIER_BUNDLE_INFO, msgtype))
+    fields = [name for name, _ in earlier.fielddefs[msgtype][1]]
+    info = yaml.safe_load((src / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    writer = Writer(out, version=8, storage_plugin=StoragePlugin.MCAP)
+    for k, v in (info.get("custom_data") or {}).items():
+        writer.set_custom_data(k, v)
+    writer.open()
+    with Reader(src) as reader:
+        added = {}
+        for c in reader.connections:
+            store = earlier if c.msgtype == msgtype else today
+            added[c.id] = writer.add_connection(c.topic, c.msgtype, typestore=store)
+        for c, t_ns, raw in reader.messages():
+            if c.msgtype == msgtype:
+                msg = today.deserialize_cdr(raw, msgtype)
+                old = earlier.types[msgtype](**{name: getattr(msg, name) for name in fields})
+                raw = bytes(earlier.serialize_cdr(old, msgtype))
+            writer.write(added[c.id], t_ns, raw)
+    writer.close()
+    write_checksums(out)
+    return out
+
+
+def test_a_bundle_announcement_recorded_before_manifest_verified_reads_and_replays(policy_bags, tmp_path):
+    """Today's BundleInfo has one field more than that bag's bytes: it decodes with the definition it recorded."""
+    new, _ = policy_bags
+    earlier = with_earlier_bundle_info(new, tmp_path / "earlier")
+    with open_bag(new) as today, open_bag(earlier) as bag:
+        assert bag.topics == today.topics
+        a = [m for m in today.messages([BUNDLE_TOPIC])]
+        b = [m for m in bag.messages([BUNDLE_TOPIC])]
+        assert [messages.bundle(m) for m in a] == [messages.bundle(m) for m in b] and len(b) == 1
+        assert a[0].msg.manifest_verified is True and not hasattr(b[0].msg, "manifest_verified")
+        assert bag.verify() == today.verify()
+    results = []
+    for path in (new, earlier):
+        with open_bag(path) as bag:
+            results.append(replay_against_bundle(bag, BUNDLE))
+    assert results[0]["ticks_compared"] == results[1]["ticks_compared"] == 60
+    assert results[0]["action_divergence"] == results[1]["action_divergence"]
 
 
 def test_an_old_transition_that_is_not_the_supervisor_s_json_is_refused_in_one_line(tmp_path):

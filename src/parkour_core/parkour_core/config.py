@@ -302,7 +302,7 @@ class ScriptStep:
     at_s: float = _bounded(0.0, 0.0, 3600.0, doc="sim time after the graph is up")
     request: str = _bounded(
         "",
-        choices=("", "stand_up", "activate", "stand", "damp", "estop", "release_band", "swap", "gamepad_lost", "fault"),
+        choices=("", *interfaces.SUPERVISOR_REQUESTS, "release_band", "hang_band", "swap", "gamepad_lost", "fault"),
     )
     fault: str = _bounded("", choices=("", *BRIDGE_FAULTS, *POLICY_FAULTS), doc="request fault: which one")
     bundle: str = _bounded("", doc="request swap: the bundle (name or folder) to swap to")

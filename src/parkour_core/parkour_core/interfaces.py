@@ -78,6 +78,7 @@ def supervisor_service(request: str) -> str:
 
 
 RELEASE_BAND = "sim/release_band"
+HANG_BAND = "sim/hang_band"
 
 
 def sim_fault_service(fault: str) -> str:

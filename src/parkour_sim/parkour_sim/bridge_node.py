@@ -4,7 +4,7 @@ Publishes ``rt/lowstate`` (IMU, motor states, tick, CRC) at ``bridge.lowstate_hz
 newest ``rt/lowcmd`` with the motor PD law at every physics step, and publishes ``/clock`` so the
 graph runs on simulated time: a busy machine slows the whole graph instead of starving a node.
 The robot starts hanging on an elastic band (like Unitree's simulators); ``/sim/release_band``
-drops it.
+drops it and ``/sim/hang_band`` hooks it back on where it stands (``band.BandControl``).
 
 With ``sim_camera.enabled`` it is also the head's D435i (``depth_camera.SimDepthSensor``):
 ``/camera/depth/policy`` (32FC1, the policy image) and optionally ``/camera/depth/image_raw``
@@ -38,6 +38,7 @@ from parkour_core.teleop import remote_from_snapshot, snapshot_from_normalised_j
 from parkour_core.tick_grid import TickGrid
 from parkour_core.unitree import encode_wireless_remote, message_types
 from parkour_core.unitree_wire import LowCmdWire, LowStateWire
+from parkour_sim.band import BandControl
 from parkour_sim.bridge_record import BridgeMeters, RunRecord, bridge_report
 from parkour_sim.depth_camera import DepthFrame, ScheduledFrame, SimDepthSensor, depth_to_z16
 from parkour_sim.faults import AUDIT_STATES, BridgeFaults, CommandGaps, command_violations
@@ -119,9 +120,7 @@ class MujocoBridge:
         pd_law = "on_command" if b.peer == "unitree_sim" else "every_step"
         self.sim = RobotSim(self.spec, b.scene, b.physics_dt_s, b.initial_base_height_m, b.robot_model, pd_law)
         self.gaps = CommandGaps(b.command_gap_s, b.command_gap_every_s)
-        self.sim.hang()
-        self.band_release_requested = threading.Event()
-        self.band_released_at_s: float | None = None
+        self.band = BandControl(self.sim, self._publish_band)
         # A stand-in robot (bridge.clock: wall) runs on wall time like a real one: no /clock, no lockstep.
         self.on_sim_time = b.clock == "sim"
 
@@ -136,6 +135,7 @@ class MujocoBridge:
         self._clock_pub = create_publisher(node, topics.CLOCK)  # in the namespace: each robot's own sim time
         self._clock_msg = Clock()
         self.node.create_service(Trigger, topics.RELEASE_BAND, self._on_release_band)
+        self.node.create_service(Trigger, topics.HANG_BAND, self._on_hang_band)
         self._pose_pub = create_publisher(node, topics.BASE_POSE)
         self._pose_msg = PoseStamped()
         self._pose_msg.header.frame_id = "world"
@@ -238,9 +238,11 @@ class MujocoBridge:
         self._band_pub.publish(msg)
 
     def _on_release_band(self, request, response):
-        self.band_release_requested.set()
-        response.success = True
-        response.message = "elastic band released"
+        response.success, response.message = self.band.request_release()
+        return response
+
+    def _on_hang_band(self, request, response):
+        response.success, response.message = self.band.request_hang()
         return response
 
     def _on_targets(self, msg) -> None:
@@ -381,7 +383,7 @@ class MujocoBridge:
         self.meters.lowstate_encode_wall.append(time.perf_counter() - started)
         self.published_states.append((self.sim.q, self.sim.dq))
         self.meters.lowstate_sent += 1
-        self.record.lowstate_sent(s, self.band_released_at_s is not None)
+        self.record.lowstate_sent(s, self.band.released)
 
     def _camera_tick(self) -> None:
         """Expose a frame if one is due; the frames due for publication wait in ``frames_held``."""
@@ -419,7 +421,7 @@ class MujocoBridge:
 
     def _record(self) -> None:
         self._publish_base_pose()
-        self.record.sample(self.sim, self.band_released_at_s is not None)
+        self.record.sample(self.sim, self.band.released)
 
     def run(self, duration_s: float, viewer: bool = False) -> None:
         b = self.cfg.bridge
@@ -458,10 +460,7 @@ class MujocoBridge:
                 if not pipelined:
                     self._receive_lowcmd()
                 self.sim.external_force_n = self.faults.push_force(self.sim.time)
-                if self.band_release_requested.is_set() and self.band_released_at_s is None:
-                    self.sim.hang(None)
-                    self.band_released_at_s = self.sim.time
-                    self._publish_band(released=True)
+                self.band.apply()
                 started = time.perf_counter()
                 self.sim.step()
                 self.meters.physics_step_wall.append(time.perf_counter() - started)
@@ -521,8 +520,8 @@ class MujocoBridge:
                 camera["strip_file"] = DEPTH_FRAMES_FILE
                 save_depth_frames(self.run_dir / DEPTH_FRAMES_FILE, self.depth.strip, self.depth_spec)
         run = {"sim_time_s": self.sim.time, "wall_time_s": self.wall_time_s, "peer": b.peer,
-               "robot_model": b.robot_model or "default", "band_released_at_s": self.band_released_at_s,
-               "scene": b.scene}  # fmt: skip
+               "robot_model": b.robot_model or "default", "band_released_at_s": self.band.released_at_s,
+               "band_hung_at_s": self.band.hung_at_s, "scene": b.scene}  # fmt: skip
         states = {"file": TRAJECTORY_FILE, "hz": STATE_HZ, "samples": len(record.state_t)}
         report = bridge_report(self.meters, record, run, camera, camera_frame_ms, self.faults, self.last_target_sim_s,
                                states)  # fmt: skip

@@ -132,7 +132,7 @@ def bridge_report(
     last_target_sim_s: float | None,
     states: dict[str, Any],
 ) -> dict[str, Any]:
-    """bridge.json. ``run``: sim_time_s, wall_time_s, peer, robot_model, band_released_at_s, scene;
+    """bridge.json. ``run``: sim_time_s, wall_time_s, peer, robot_model, band_released_at_s, band_hung_at_s, scene;
     ``camera``: the camera's stats, ``camera_frame_ms`` its frame times (None: no camera); ``states``: the
     trajectory file's entry."""
     sim_time, wall_time = run["sim_time_s"], run["wall_time_s"]
@@ -166,6 +166,7 @@ def bridge_report(
         },
         "lowcmd_held_sim_ms": summary_ms(m.lowcmd_held_sim),
         "band_released_at_s": run["band_released_at_s"],
+        "band_hung_at_s": run["band_hung_at_s"],
         "fell": r.fell,
         "fell_at_s": r.fell_at_s,
         "scene": run["scene"],

@@ -130,10 +130,11 @@ class RobotSim:
         self.band = None  # mj_resetData leaves the band's weld inactive
         mujoco.mj_forward(self.model, self.data)
 
-    def hang(self, band: ElasticBand | None = ElasticBand()) -> None:
-        """Hold the robot on the elastic band (None releases it)."""
+    def hang(self, band: ElasticBand | None = ElasticBand(), anchor_z_m: float | None = None) -> None:
+        """Hold the robot on the elastic band (None releases it), upright at its heading, over its base:
+        at ``anchor_z_m`` (world z), or at ``base_height_m`` (the height it is reset to) by default."""
         self.band = band
-        self.band_anchor = np.array([*self.data.qpos[0:2], self.base_height_m])
+        self.band_anchor = np.array([*self.data.qpos[0:2], self.base_height_m if anchor_z_m is None else anchor_z_m])
         d, m = self.data, self.model
         d.eq_active[self._band_eq] = band is not None
         if band is not None:

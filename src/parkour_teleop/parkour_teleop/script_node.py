@@ -1,9 +1,9 @@
 """script_node: plays the config's scripted sequence (``script.steps``) on the graph.
 
 Starts its clock when the robot state first appears on ``/robot/joint_states`` and the clock runs;
-fires mode requests through the supervisor's services (and ``/sim/release_band`` in simulation), model
-swaps through the policy node's ``bundle`` parameter, and publishes ``/cmd_vel`` at 50 Hz so
-the policy's command timeout never trips mid-run.
+fires mode requests through the supervisor's services (and, in simulation, ``/sim/release_band`` and
+``/sim/hang_band``: the gantry let go and re-attached), model swaps through the policy node's ``bundle``
+parameter, and publishes ``/cmd_vel`` at 50 Hz so the policy's command timeout never trips mid-run.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from parkour_core.stats import write_json
 
 SERVICES = {request: topics.supervisor_service(request) for request in topics.SUPERVISOR_REQUESTS}
 SERVICES["release_band"] = topics.RELEASE_BAND
+SERVICES["hang_band"] = topics.HANG_BAND
 # Requests the script handles itself rather than through a Trigger service.
 OWN_REQUESTS = ("swap", "fault", "gamepad_lost")
 CMD_HZ = 50.0

@@ -1,7 +1,7 @@
 """Closed-loop replay: re-drive the simulated robot with a bag's command and mode stream.
 
 The bag's operator inputs become a script for the sim graph (``parkour_teleop.script_node``,
-:func:`plan_replay`): its requests, velocity commands, the band's release and the gamepad's presence.
+:func:`plan_replay`): its requests, velocity commands, the band's changes and the gamepad's presence.
 Everything else (stand-up completion, degradations, faults of the robot) is left to emerge from
 the re-simulation: that is what the replay checks.
 
@@ -84,6 +84,7 @@ class RecordedRun:
     base: Series | None  # (x, y, z, yaw); None in a robot bag
     end_t: float
     notes: list[str] = field(default_factory=list)
+    band_later: list[tuple[float, bool]] = field(default_factory=list)  # (t, released) after the first release
 
 
 def read_recorded_run(bag: StackBag) -> RecordedRun:
@@ -99,7 +100,7 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
     joints: list[tuple[float, Any]] = []
     base: list[tuple[float, Any]] = []
     joy: list[float] = []
-    band_released_t: float | None = None
+    band_changes: list[tuple[float, bool]] = []
     joint_names: tuple[str, ...] = ()
     end_t = 0.0
     topics = [TRANSITION_TOPIC, CMD_VEL_TOPIC, TELEOP_CMD_VEL_TOPIC, JOINT_STATES_TOPIC, BASE_POSE_TOPIC, JOY_TOPIC,
@@ -133,8 +134,10 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
                 released, t = messages.band(m)
             except ValueError:
                 continue  # ground truth the replay can do without: the band is then never released
-            if released:
-                band_released_t = t
+            band_changes.append((t, released))
+    band_changes.sort()
+    band_released_t = next((t for t, released in band_changes if released), None)
+    band_later = [c for c in band_changes if band_released_t is not None and c[0] > band_released_t]
     # The latched history arrives in one burst when the recorder subscribes: order by the supervisor's t.
     unique = {(r["t"], r["from"], r["to"]): r for r in transitions}
     notes = []
@@ -155,6 +158,7 @@ def read_recorded_run(bag: StackBag) -> RecordedRun:
         base=Series.of(base, 4) if base else None,
         end_t=end_t,
         notes=notes,
+        band_later=band_later,
     )
 
 
@@ -188,8 +192,9 @@ def plan_replay(run: RecordedRun) -> ReplayPlan:
     Every transition an operator caused (stand up, activate, stand, damp, e-stop) becomes the same
     request, waiting for the mode it was made in; every change of the velocity command (``/cmd_vel`` and
     the operator's ``/cmd_vel/teleop``, muxed as the policy node muxes them) a velocity step; the
-    elastic band is released when the bag's ``/sim/band`` says it was (a robot bag: when the robot
-    first stood). A gamepad that was connected is connected again, and lost where it was lost.
+    elastic band is released, and hung again, when the bag's ``/sim/band`` says it was (a robot bag:
+    released when the robot first stood). A gamepad that was connected is connected again, and lost
+    where it was lost.
     """
     requests = operator_requests(run.transitions)
     if not requests:
@@ -213,6 +218,9 @@ def plan_replay(run: RecordedRun) -> ReplayPlan:
     steps.append(
         {"at_s": at(release_t), "request": "release_band", **({"in_mode": release_mode} if release_mode else {})}
     )
+    for t, released in run.band_later:
+        request = "release_band" if released else "hang_band"
+        steps.append({"at_s": at(t), "request": request, "in_mode": mode_at(run.transitions, t)})
     last: np.ndarray | None = None
     cmd_steps: list[dict[str, Any]] = []
     for t, cmd in zip(run.commands.t, run.commands.values, strict=True):

@@ -10,7 +10,7 @@ The operator's procedure, from the gantry (chords: config/g1_robot.yaml's defaul
   4. Activate on the gantry:  remote R1+A,   gamepad Start+Y   (ACTIVE: the policy steps in place)
   5. Lower the gantry until the feet carry the robot, then unhook it.
   6. Walk: the gamepad's sticks, or /cmd_vel from any other node while nobody holds a stick.
-  7. Stop walking: remote R1+X, gamepad Start+X (STAND). Damp: gamepad Back+B.
+  7. Stop walking: remote R1+X, gamepad Start+X (STAND). Hook it back on the gantry, then Damp: gamepad Back+B.
      E-stop at any time: remote L2+B, gamepad LB+RB (DAMP: the motors only resist motion).
 Never release the robot in STAND to activate it on the ground: a stand is a PD pose, not a balance controller.
 """

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = write_report(run_dir)
         write_swap_report(run_dir)
-        keys = ("fell", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
+        keys = ("fell", "final_mode", "distance_m", "mean_speed_mps", "policy_period_ms", "sim_real_time_factor")
     if getattr(args, "no_render", False):
         report["render"] = {"filmstrip": None, "mp4": None, "skipped": "--no-render"}
     else:
@@ -281,9 +281,9 @@ def write_stand_report(run_dir: Path) -> dict[str, Any]:
     t, z, tilt = (np.array(traj[k]) for k in ("t", "z", "tilt"))
     transitions = sup["supervisor_transitions"]
     released = bridge["band_released_at_s"]
-    # On the floor and held by the supervisor: from the band's release until it left STAND.
-    left_stand = [tr["t"] for tr in transitions if tr["from"] == "STAND" and released and tr["t"] > released]
-    end = left_stand[0] if left_stand else float("inf")
+    # On the floor and held by the supervisor: from the band's release until it left STAND or was hung again.
+    ends = [tr["t"] for tr in transitions if tr["from"] == "STAND" and released and tr["t"] > released]
+    end = min([*ends, *(bridge.get("band_hung_at_s") or [])], default=float("inf"))
     standing = (t >= released) & (t < end) if released is not None else np.zeros(len(t), dtype=bool)
 
     def stats(x: np.ndarray) -> dict[str, float] | None:
