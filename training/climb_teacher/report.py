@@ -2,10 +2,11 @@
 
     python -m training.climb_teacher.report --run models/climb_teacher [--window 200] [--out DIR]
 
-Reads a run folder's ``curve.jsonl`` (or ``curve.jsonl.gz``) and ``provenance.json``, and writes
-``DIR/report.json`` and ``DIR/report.png`` (default: the run folder): per window of iterations, the
-env-steps so far, the mean curriculum level, the share of courses passed, the boxes passed of those
-attempted at each level's height, falls per 1000 steps and the flat-ground pace (speed over command).
+Reads a run folder's ``curve.jsonl`` (or, committed, its ``curve.NNNNNN.jsonl.gz`` files) and
+``provenance.json``, and writes ``DIR/report.json`` and ``DIR/report.png`` (default: the run folder):
+per window of iterations, the env-steps so far, the mean curriculum level, the share of courses passed,
+the boxes passed of those attempted at each level's height, falls per 1000 steps and the flat-ground
+pace (speed over command).
 The last windows are what "the curve has flattened" is judged on: a level share or pass rate that no
 longer rises over several windows at the same height.
 """
@@ -13,25 +14,21 @@ longer rises over several windows at the same height.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from training.rl.runner import CURVE, CURVE_GZ
+from training.rl.runner import CURVE, committed_curve
 
 FIGURES = ("mean_level", "course_success", "falls_per_1000_steps", "flat_speed_ratio")
 
 
 def read_curve(run: Path) -> list[dict[str, Any]]:
-    if (run / CURVE).exists():
-        text = (run / CURVE).read_text()
-    elif (run / CURVE_GZ).exists():
-        text = gzip.decompress((run / CURVE_GZ).read_bytes()).decode()
-    else:
-        raise FileNotFoundError(f"{run}: no {CURVE} or {CURVE_GZ} (a climb_teacher run folder has one)")
+    text = (run / CURVE).read_text() if (run / CURVE).exists() else committed_curve(run)
+    if text is None:
+        raise FileNotFoundError(f"{run}: no {CURVE} or curve.NNNNNN.jsonl.gz (a climb_teacher run folder has one)")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

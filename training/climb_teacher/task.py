@@ -204,8 +204,8 @@ class ClimbTask:
                 key: mean(key) for key in ("mean_level", "course_success", "falls_per_1000_steps", "flat_speed_ratio")
             },
         }
-        # The run's provenance and figures without the rows (those are in curve.jsonl.gz): what a committed run
-        # folder shows at a glance.
+        # The run's provenance and figures without the rows (those are in the curve.NNNNNN.jsonl.gz files): what a
+        # committed run folder shows at a glance.
         made = provenance_record()  # this run's command and commit (each run's are in provenance.runs)
         (out / "provenance.json").write_text(json.dumps({**made, **report, "teacher": TEACHER_FILE}, indent=1) + "\n")
         return report

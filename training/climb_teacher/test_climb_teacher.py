@@ -4,6 +4,7 @@ resumed from its checkpoint equals one that never stopped."""
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 
 import numpy as np
@@ -67,7 +68,8 @@ def test_resumed_run_equals_uninterrupted(tmp_path) -> None:
     whole = train(TINY, tmp_path / "whole", {"run.max_iterations": 4})
     split = tmp_path / "split"
     train(TINY, split, {"run.max_iterations": 2})
-    (split / "curve.jsonl").unlink()  # as a committed run folder holds it: curve.jsonl.gz only
+    (split / "curve.jsonl").unlink()  # as a committed run folder holds it: one compressed file per run
+    first_part = (split / "curve.000000.jsonl.gz").read_bytes()
     resumed = resume(split, {"run.max_iterations": 2})
     assert _comparable(resumed["iterations"]) == _comparable(whole["iterations"])
     a = torch.load(tmp_path / "whole" / LATEST, weights_only=False)
@@ -80,6 +82,11 @@ def test_resumed_run_equals_uninterrupted(tmp_path) -> None:
     assert sum(r["env_steps"] for r in resumed["runs"]) == sum(r["env_steps"] for r in whole["runs"])
     lines = (split / "curve.jsonl").read_text().splitlines()
     assert [json.loads(x)["iteration"] for x in lines] == [0, 1, 2, 3]
+    # the first run's file is left byte for byte; the resumed run's holds only its own rows
+    assert sorted(p.name for p in split.glob("curve.*.gz")) == ["curve.000000.jsonl.gz", "curve.000002.jsonl.gz"]
+    assert (split / "curve.000000.jsonl.gz").read_bytes() == first_part
+    second = gzip.decompress((split / "curve.000002.jsonl.gz").read_bytes()).decode().splitlines()
+    assert [json.loads(x)["iteration"] for x in second] == [2, 3]
 
 
 def test_resume_refuses_other_settings(tmp_path) -> None:
@@ -150,7 +157,7 @@ def test_report_windows_the_curve(tmp_path) -> None:
     from training.climb_teacher.report import main as report
 
     train(TINY, tmp_path / "run", {"run.max_iterations": 3})
-    (tmp_path / "run" / "curve.jsonl").unlink()  # as committed: the compressed curve only
+    (tmp_path / "run" / "curve.jsonl").unlink()  # as committed: the compressed curve files only
     assert report(["--run", str(tmp_path / "run"), "--window", "2", "--out", str(tmp_path / "report")]) == 0
     result = json.loads((tmp_path / "report" / "report.json").read_text())
     assert [w["iterations"] for w in result["windows"]] == [[0, 1], [2, 2]]

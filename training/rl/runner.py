@@ -32,8 +32,32 @@ from parkour_core.provenance import command_line, git_commit
 from training.progress import RunProgress
 
 CURVE = "curve.jsonl"
-CURVE_GZ = "curve.jsonl.gz"  # the curve as a run folder is committed: compressed (train() writes it at the end)
+# The curve as a run folder is committed: one compressed file per run, named by the run's first iteration
+# (train() writes them at the end), so a resumed run adds its own rows and leaves the earlier files as they were.
+CURVE_PART = "curve.{:06d}.jsonl.gz"
+CURVE_PART_GLOB = "curve.[0-9]*.jsonl.gz"
 LATEST = "model_latest.pt"
+
+
+def write_curve_parts(out: Path, runs: list[dict[str, Any]]) -> list[Path]:
+    """Split ``out/curve.jsonl`` into one ``CURVE_PART`` per run (``first_iteration``, ``iterations``), and remove
+    the parts no run has. Byte-identical rows give byte-identical files, so an earlier run's part is unchanged."""
+    lines = (out / CURVE).read_text().splitlines(keepends=True)
+    parts = []
+    for run in runs:
+        first, count = int(run["first_iteration"]), int(run["iterations"])
+        part = out / CURVE_PART.format(first)
+        part.write_bytes(gzip.compress("".join(lines[first : first + count]).encode(), mtime=0))
+        parts.append(part)
+    for stale in set(out.glob(CURVE_PART_GLOB)) - set(parts):
+        stale.unlink()
+    return parts
+
+
+def committed_curve(out: Path) -> str | None:
+    """The rows of a committed run folder's curve (its ``CURVE_PART`` files in order), or None if it has none."""
+    parts = sorted(out.glob(CURVE_PART_GLOB), key=lambda p: int(p.name.split(".")[1]))
+    return "".join(gzip.decompress(p.read_bytes()).decode() for p in parts) if parts else None
 
 
 class CurveWriter(LogWriter):
@@ -197,8 +221,9 @@ class Runner(OnPolicyRunner):
         lg.cur_episode_length[:] = saved["cur_episode_length"]
         lg.tot_timesteps, lg.tot_time = saved["tot_timesteps"], saved["tot_time"]
         curve = self.out / CURVE
-        if not curve.exists() and (self.out / CURVE_GZ).exists():  # a committed run folder
-            curve.write_bytes(gzip.decompress((self.out / CURVE_GZ).read_bytes()))
+        committed = None if curve.exists() else committed_curve(self.out)
+        if committed is not None:  # a committed run folder
+            curve.write_text(committed)
         lines = curve.read_text().splitlines() if curve.exists() else []
         if len(lines) < infos["rows"]:
             raise ValueError(f"{curve} has {len(lines)} rows, the checkpoint {infos['rows']}: not this run's curve")

@@ -4,7 +4,7 @@ The config (``training/configs/<name>.yaml``, read through ``training.configs.sc
 task (``task:``); :data:`TASKS` maps a task to the class that builds its environment, its rsl_rl
 train config and its hooks. Writes ``OUT/curve.jsonl`` as it goes (and ``OUT/model_latest.pt``),
 then ``OUT/<task>.json`` (config, seed, every iteration's row, what the task reports),
-``OUT/curves.png`` and ``OUT/curve.jsonl.gz`` (what a committed run folder keeps of the curve).
+``OUT/curves.png`` and one ``OUT/curve.NNNNNN.jsonl.gz`` per run (what a committed run folder keeps of the curve).
 ``OUT/run.json`` records the config and overrides, so :func:`resume` continues the run in ``OUT``
 exactly from its ``model_latest.pt`` with a new budget.
 """
@@ -12,7 +12,6 @@ exactly from its ``model_latest.pt`` with a new budget.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import importlib
 import json
 from pathlib import Path
@@ -23,7 +22,7 @@ import torch
 from training.configs.schema import ConfigError, TrainConfig, load_train_config
 from training.export.models import parameter_count
 from training.rl.env import NumpyVecEnv
-from training.rl.runner import CURVE, CURVE_GZ, LATEST, Budget, Runner
+from training.rl.runner import LATEST, Budget, Runner, write_curve_parts
 from training.student_walk.bundle import plot_curves
 
 RUN_FILE = "run.json"
@@ -208,7 +207,7 @@ def train(
         **report,
     }
     (out / f"{cfg.task}.json").write_text(json.dumps(result, indent=1))
-    (out / CURVE_GZ).write_bytes(gzip.compress((out / CURVE).read_bytes(), mtime=0))
+    write_curve_parts(out, runner.all_runs())
     plot_curves(rows, PANELS[cfg.task], out / "curves.png")
     return result
 
