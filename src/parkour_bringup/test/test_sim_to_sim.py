@@ -249,7 +249,10 @@ def test_a_short_walk_writes_the_report(tmp_path):
     assert run["interventions"]["by_supervisor"] == []
     margins = run["margins"]
     assert margins["sample_hz"] == pytest.approx(200.0, rel=0.05)  # every supervisor tick
-    assert margins["seconds"] > 4.0 and margins["joints_outside_limits"] == []
+    # every tick in ACTIVE, however late a busy host let the operator's requests land in the 7 s
+    active_s = run["walk"]["time_in_mode_s"]["ACTIVE"]
+    assert active_s > 2.0 and margins["seconds"] == pytest.approx(active_s, abs=0.05)
+    assert margins["joints_outside_limits"] == []
     assert 0.0 < margins["tightest"]["torque"]["peak_torque_of_limit"] <= 1.0
     assert report["claims"]["imported_from"] == "holosoma"
     assert report["tracking"][0]["within_claimed_ranges"] is True
