@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from parkour_core.bundle import load_bundle
 from parkour_core.hashing import sha256_file
+from parkour_core.paths import shown_path
 from training.climb_teacher.policy import ClimbTeacherLabels
 from training.configs.schema import TrainConfig
 from training.rl.algorithms import HybridPPO
@@ -229,8 +230,12 @@ class StepTask:
     def teacher_provenance(self) -> dict[str, Any]:
         if isinstance(self.teacher, ClimbTeacherLabels):
             t = self.teacher.teacher
-            return {**TEACHER_PROVENANCE, "trained_teacher": str(t.path), "trained_teacher_sha256": sha256_file(t.path),
-                    "trained_teacher_provenance": t.provenance}  # fmt: skip
+            return {
+                **TEACHER_PROVENANCE,
+                "trained_teacher": shown_path(t.path),
+                "trained_teacher_sha256": sha256_file(t.path),
+                "trained_teacher_provenance": t.provenance,
+            }
         reflex = "training.student_step.teacher: a privileged step-up reflex added to the walking policy"
         return {**TEACHER_PROVENANCE, "reflex": reflex}
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from parkour_core.paths import config_dir, repo_root
+from parkour_core.paths import config_dir, shown_path
 from parkour_core.robots import RobotSpec
 
 WALK_SCRIPT: list[dict[str, Any]] = [
@@ -562,14 +562,6 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _shown(path: Path) -> str:
-    """``path`` relative to the checkout where it lies inside it (a committed report names no home folder)."""
-    try:
-        return str(Path(path).resolve().relative_to(repo_root()))
-    except ValueError:
-        return str(path)
-
-
 def sim_to_sim(
     bundle: str,
     out: Path,
@@ -597,7 +589,7 @@ def sim_to_sim(
         supervisor = json.loads((run_dir / "supervisor.json").read_text())
         log = read_joint_log(run_dir / "bag")
         limits = model_torque_limits(spec, model)
-        runs[model] = {**run_summary(bridge, script, report, supervisor, log, spec, limits), "run": _shown(run_dir)}
+        runs[model] = {**run_summary(bridge, script, report, supervisor, log, spec, limits), "run": shown_path(run_dir)}
         folders[model] = run_dir
     claims = bundle_claims(manifest or {})
     result = {**(provenance or {}), "robot": spec.name, "script": WALK_SCRIPT, "duration_s": duration_s,

@@ -20,6 +20,15 @@ def repo_root() -> Path:
     raise FileNotFoundError("cannot find the parkour repository root; set PARKOUR_ROOT")
 
 
+def shown_path(path: str | Path) -> str:
+    """``path`` relative to the checkout where it lies inside it, else as given: a committed report or manifest
+    names no home folder."""
+    try:
+        return str(Path(path).resolve().relative_to(repo_root()))
+    except ValueError:
+        return str(path)
+
+
 def config_dir() -> Path:
     return repo_root() / "config"
 
