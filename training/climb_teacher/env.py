@@ -36,6 +36,7 @@ F = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
 FEET = ("left_ankle_roll_link", "right_ankle_roll_link")
+SHINS = ("left_knee_link", "right_knee_link")
 ANKLE_ABOVE_SOLE_M = 0.04  # the G1's ankle-roll origin above its sole, standing
 NEXT_BOX_DIMS = 6  # distance to the near face, lateral offset, cos/sin of the relative yaw, height, boxes left
 CRITIC_EXTRA = 4  # base linear velocity (heading frame, 3), base height above the terrain under it (1)
@@ -161,6 +162,7 @@ class ClimbEnv:
         self.action_scale = float(self.walker.manifest.action_scale)
         self.action_clip = float(self.walker.manifest.action_clip)
         self.feet = np.array([self.sim.base_model.body(b).id for b in FEET])
+        self.feet_and_shins = np.array([self.sim.base_model.body(b).id for b in FEET + SHINS])
         self.randomizer = ModelRandomizer(self.sim.base_model, self.robot.torso_body)
         self.rng = np.random.default_rng([cfg.seed, 37])
         self.pushes = Pushes(cfg.randomization, n, self.rng)
@@ -280,6 +282,7 @@ class ClimbEnv:
             root_pos=root_pos, yaw=yaw, gravity=projected_gravity(root_quat), lin_vel_w=v, ang_vel_b=s.gyro,
             height_above_m=np.maximum(root_pos[:, 2] - under, above_sole),
             feet_on_top=on_top.sum(axis=1).astype(np.float64), torque=torque,
+            leg_face_contacts=s.box_face_contacts(self.feet_and_shins),
         )  # fmt: skip
 
     def next_box(self, root_pos: F, yaw: F) -> F:

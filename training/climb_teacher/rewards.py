@@ -6,7 +6,8 @@ diving past it does not pay, and turning away from a box does not either), feet 
 making progress, and penalties on sideways speed, on heading away from the course, on tilt, on the
 residual's size and rate (stay near the walking policy, move smoothly), on the PD torques, and on
 targets past the joint limits (the supervisor clamps them, and refuses targets past its tolerance;
-the env may end the episode there too). Per event: each box passed, and a failure (a fall, refused targets, leaving
+the env may end the episode there too), and on feet and shins hitting a box's side face (legged_gym's
+stumble term; off by default). Per event: each box passed, and a failure (a fall, refused targets, leaving
 the lane). No reward for being alive: standing still earns nothing, so it cannot beat walking.
 """
 
@@ -33,6 +34,7 @@ class Weights:
     residual_rate: float = -0.01
     torque: float = -1e-5
     target_limits: float = -20.0
+    stumble: float = 0.0  # per foot or shin on a box's side face: tripping on the near edge is how it falls
     passed: float = 2.0
     fall: float = -5.0
 
@@ -49,6 +51,7 @@ class State:
     height_above_m: F  # base above the terrain under it
     feet_on_top: F  # feet standing on a box top, 0-2
     torque: F  # PD torque estimate at the step's end, (N, J)
+    leg_face_contacts: F  # feet and shins touching a box's side face, 0-4
 
 
 @dataclass
@@ -74,6 +77,7 @@ def terms(st: State, ctx: Context, passed: F) -> dict[str, F]:
         "residual_rate": np.where(ctx.first_step, 0.0, rate),  # the residual before a reset is 0, not a choice
         "torque": np.sum(st.torque**2, axis=1),
         "target_limits": np.sum(ctx.target_excess, axis=1),
+        "stumble": st.leg_face_contacts,
         "passed": np.asarray(passed, dtype=np.float64),
         "fall": np.zeros(len(st.yaw)),
     }

@@ -27,6 +27,7 @@ from rsl_rl.models import MLPModel
 
 from parkour_core.paths import repo_root
 from parkour_core.provenance import provenance as provenance_record
+from training.climb_teacher import rewards
 from training.climb_teacher.env import ClimbConfig, ClimbEnv
 from training.configs.schema import TrainConfig
 from training.rl.runner import Runner
@@ -47,6 +48,7 @@ def env_config(cfg: TrainConfig, num_envs: int | None = None) -> ClimbConfig:
         spacing_m=tuple(c.spacing_m), levels=tuple(c.levels), height_jitter_m=c.height_jitter_m,
         start_level=c.start_level, speed_mps=tuple(c.speed_mps), max_episode_s=cfg.env.episode_length_s,
         residual_scale=c.residual_scale, residual_on=c.residual_on, refusal_ends_episode=c.refusal_ends_episode,
+        weights=dataclasses.replace(rewards.Weights(), **{k: float(w) for k, w in c.reward_weights.items()}),
     )  # fmt: skip
 
 

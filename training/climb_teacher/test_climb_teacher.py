@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 import torch
 
+from parkour_core.paths import repo_root
 from training.climb_teacher.env import ClimbConfig, ClimbEnv
 from training.configs.schema import ConfigError
 from training.rl.runner import LATEST, TIMING_KEYS
 from training.rl.train import resume, train
 
 TINY = "climb_teacher_tiny"
+REPO = repo_root()
 
 
 def test_zero_residual_is_the_walking_policy() -> None:
@@ -164,3 +166,28 @@ def test_report_windows_the_curve(tmp_path) -> None:
     assert result["env_steps"] == 3 * 4 * 8  # iterations x envs x steps per env (climb_teacher_tiny)
     assert len(result["windows"][0]["pass_rate_by_level"]) == len(result["levels_m"])
     assert (tmp_path / "report" / "report.png").stat().st_size > 1000
+
+
+def test_reward_weights_are_set_by_name_and_a_misspelt_one_is_refused() -> None:
+    from training.climb_teacher.rewards import Weights
+    from training.climb_teacher.task import env_config
+    from training.configs.schema import load_train_config
+
+    weights = env_config(load_train_config(TINY, {"climb.reward_weights.stumble": -1})).weights
+    assert weights.stumble == -1.0 and weights.progress == Weights().progress
+    assert env_config(load_train_config(TINY)).weights == Weights()
+    with pytest.raises(ConfigError, match="stumbel"):
+        load_train_config(TINY, {"climb.reward_weights": {"stumbel": -1.0}})
+
+
+def test_limits_follows_each_box_attempt_to_its_outcome() -> None:
+    """The committed teacher at 35 cm, two short episodes: every attempt closed as a pass, a fall or a
+    time-out, and the summary's groups count them all."""
+    from training.climb_teacher.limits import GROUPS, run_height
+    from training.climb_teacher.policy import load_teacher
+
+    path = REPO / "models" / "climb_teacher" / "teacher.pt"
+    result = run_height(load_teacher(path), path, 0.35, num_envs=2, episodes=2, seed=1, jitter_m=0.0)
+    attempts = result["attempts"]
+    assert attempts and all(a["outcome"] in ("pass", "fall", "timeout") for a in attempts)
+    assert sum(result["summary"][g]["count"] for g in GROUPS) == len(attempts)

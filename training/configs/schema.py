@@ -332,6 +332,9 @@ class ClimbSection:
     residual_init_gain: float = param(
         0.01, 0.0, 1.0, doc="the actor's output layer scaled by this at the start: it begins as the walking policy"
     )
+    reward_weights: dict = param(  # noqa: RUF009 - returns a field(default_factory=...)
+        {}, doc="term -> weight over training.climb_teacher.rewards.Weights (a name it lacks is refused)"
+    )
 
 
 @dataclass(frozen=True)
@@ -455,6 +458,13 @@ def _check_widths(key: str, value: list) -> None:
         raise ConfigError(f"{key}: expected a non-empty list of layer widths 1..65536, got {value!r}")
 
 
+def _check_weights(key: str, weights: dict, terms: type) -> None:
+    known = {f.name for f in dataclasses.fields(terms)}
+    bad = sorted(k for k, w in weights.items() if k not in known or not _is_number(w))
+    if bad:
+        raise ConfigError(f"{key}: {bad}: each key must be a term of {sorted(known)} and its weight a number")
+
+
 def _validate(cfg: TrainConfig) -> None:
     v = cfg.velocity
     for key, pair in (("velocity.vx", v.vx), ("velocity.vy", v.vy), ("velocity.yaw_rate", v.yaw_rate)):
@@ -465,11 +475,11 @@ def _validate(cfg: TrainConfig) -> None:
     if v.reward_weights:
         from training.h1_walk.rewards import Weights
 
-        known = {f.name for f in dataclasses.fields(Weights)}
-        bad = sorted(k for k, w in v.reward_weights.items() if k not in known or not _is_number(w))
-        if bad:
-            raise ConfigError(f"velocity.reward_weights: {bad}: each key must be a term of {sorted(known)} "
-                              "and its weight a number")  # fmt: skip
+        _check_weights("velocity.reward_weights", v.reward_weights, Weights)
+    if cfg.climb.reward_weights:
+        from training.climb_teacher.rewards import Weights as ClimbWeights
+
+        _check_weights("climb.reward_weights", cfg.climb.reward_weights, ClimbWeights)
     if (cfg.task == "h1_walk") != (cfg.env.robot == "h1"):
         raise ConfigError(
             f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"

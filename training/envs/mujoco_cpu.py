@@ -28,6 +28,7 @@ BOX_PREFIX = "terrain_box"
 _PARKED_POS = (0.0, 0.0, -50.0)
 _PARKED_HALF = (0.01, 0.01, 0.01)
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+FACE_NORMAL_Z = 0.7  # a box contact whose normal's |z| is below this is on a side face, above it on the top
 CONTROL_SPEC = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
 
 
@@ -268,6 +269,23 @@ class BatchedMujoco:
         ang = cvel[..., 0:3]
         lin = cvel[..., 3:6] + np.cross(ang, pos - com)
         return pos, rot, lin, ang
+
+    def box_face_contacts(self, body_ids: NDArray[np.int64]) -> F:
+        """How many of ``body_ids`` touch a box on a side face (the contact normal within
+        :data:`FACE_NORMAL_Z` of horizontal), per environment: a foot or shin hitting a box's face."""
+        m = self.base_model
+        watched = np.isin(m.geom_bodyid, body_ids)
+        is_box = np.zeros(m.ngeom, dtype=bool)
+        is_box[self.box_geoms] = True
+        out = np.zeros(self.num_envs)
+        for i, d in enumerate(self.datas):
+            if d.ncon:
+                a, b = d.contact.geom[: d.ncon].T
+                on_face = np.abs(d.contact.frame[: d.ncon, 2]) < FACE_NORMAL_Z
+                hit = on_face & ((is_box[a] & watched[b]) | (is_box[b] & watched[a]))
+                if hit.any():
+                    out[i] = len(np.unique(m.geom_bodyid[np.where(is_box[a], b, a)[hit]]))
+        return out
 
     def self_contacts(self) -> F:
         """Number of contacts between two of the robot's own geoms, per environment."""

@@ -39,3 +39,36 @@ def test_robot_standing_on_a_moved_slot_box_steps_like_robot_sim():
         assert reference.base_pos[2] > 0.7
     finally:
         batched.close()
+
+
+
+def test_box_face_contacts_count_a_toe_in_a_face_not_a_sole_on_a_top():
+    """A box whose near face cuts through both toes of a foot lifted 10 cm (as in a step up) counts both
+    feet; soles 1 mm into its top, or into the floor with the box a metre ahead, none (tops are not faces).
+    A toe at floor level is as close to the box's bottom face as to its near one: no case there."""
+    kp, kd = np.asarray(G1.kp_stand), np.asarray(G1.kd_stand)
+    batched = BatchedMujoco(3, G1, 0.002, 10, kp, kd, nthread=1)
+    m = batched.base_model
+    feet = np.array([m.body(f"{side}_ankle_roll_link").id for side in ("left", "right")])
+    soles = np.flatnonzero(np.isin(m.geom_bodyid, feet) & (m.geom_contype > 0))
+    upright, zero = np.array([1.0, 0, 0, 0]), np.zeros(3)
+    stand = np.array([0.0, 0.0, G1.standing_base_height_m])
+    try:
+        batched.set_state(0, stand, upright, G1.default_q, zero, zero, np.zeros(29))
+        d = batched.datas[0]
+        sole_z = np.min(d.geom_xpos[soles, 2] - m.geom_size[soles, 0])  # capsules: size[0] is the radius
+        toe_x = np.max(d.geom_xpos[soles, 0] + m.geom_size[soles, 1])  # lying along x: size[1] the half length
+        half = np.array([0.4, 1.5, 0.15])
+        on_floor = stand - np.array([0.0, 0.0, sole_z + 0.001])
+        cases = {
+            0: (np.array([toe_x - 0.02 + half[0], 0.0, half[2]]), on_floor + [0.0, 0.0, 0.1]),  # face 2 cm in
+            1: (np.array([0.0, 0.0, half[2]]), on_floor + [0.0, 0.0, 2 * half[2]]),  # on its top
+            2: (np.array([toe_x + 1.0 + half[0], 0.0, half[2]]), on_floor),  # a metre ahead
+        }
+        for i, (center, base) in cases.items():
+            batched.set_terrain(i, Terrain(center[None], half[None], np.zeros(1)))
+            batched.set_state(i, base, upright, G1.default_q, zero, zero, np.zeros(29))
+            assert batched.datas[i].ncon > 0  # the soles touch the box or the floor
+        np.testing.assert_array_equal(batched.box_face_contacts(feet), [2.0, 0.0, 0.0])
+    finally:
+        batched.close()
