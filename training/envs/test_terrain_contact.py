@@ -41,7 +41,6 @@ def test_robot_standing_on_a_moved_slot_box_steps_like_robot_sim():
         batched.close()
 
 
-
 def test_box_face_contacts_count_a_toe_in_a_face_not_a_sole_on_a_top():
     """A box whose near face cuts through both toes of a foot lifted 10 cm (as in a step up) counts both
     feet; soles 1 mm into its top, or into the floor with the box a metre ahead, none (tops are not faces).
@@ -59,10 +58,11 @@ def test_box_face_contacts_count_a_toe_in_a_face_not_a_sole_on_a_top():
         sole_z = np.min(d.geom_xpos[soles, 2] - m.geom_size[soles, 0])  # capsules: size[0] is the radius
         toe_x = np.max(d.geom_xpos[soles, 0] + m.geom_size[soles, 1])  # lying along x: size[1] the half length
         half = np.array([0.4, 1.5, 0.15])
-        on_floor = stand - np.array([0.0, 0.0, sole_z + 0.001])
+        up = np.array([0.0, 0.0, 1.0])
+        on_floor = stand - (sole_z + 0.001) * up
         cases = {
-            0: (np.array([toe_x - 0.02 + half[0], 0.0, half[2]]), on_floor + [0.0, 0.0, 0.1]),  # face 2 cm in
-            1: (np.array([0.0, 0.0, half[2]]), on_floor + [0.0, 0.0, 2 * half[2]]),  # on its top
+            0: (np.array([toe_x - 0.02 + half[0], 0.0, half[2]]), on_floor + 0.1 * up),  # its face 2 cm into the toes
+            1: (np.array([0.0, 0.0, half[2]]), on_floor + 2 * half[2] * up),  # on its top
             2: (np.array([toe_x + 1.0 + half[0], 0.0, half[2]]), on_floor),  # a metre ahead
         }
         for i, (center, base) in cases.items():
