@@ -55,10 +55,9 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list | tuple) else value
 
 
-def teacher_config(path: Path, height_m: float, num_envs: int, seed: int, jitter_m: float) -> ClimbConfig:
+def teacher_config(teacher: Teacher, height_m: float, num_envs: int, seed: int, jitter_m: float) -> ClimbConfig:
     """The training env's config saved with the teacher, every environment at ``height_m`` (no flat courses)."""
-    saved = torch.load(path, weights_only=False, map_location="cpu")["env"]
-    env: dict[str, Any] = {k: _tuples(v) for k, v in saved.items()}
+    env: dict[str, Any] = {k: _tuples(v) for k, v in teacher.env.items()}
     env["randomization"] = RandomizationConfig(**{k: _tuples(v) for k, v in env["randomization"].items()})
     env["weights"] = rewards.Weights(**env["weights"])
     env |= {"num_envs": num_envs, "nthread": 1, "seed": seed, "levels": (height_m,), "start_level": 0,
@@ -346,10 +345,10 @@ def pelvis(m: dict[str, Any]) -> dict[str, float]:
             "stance_knee_rad": float(m["knee"][stance]), "base_past_face_m": float(m["base_s"])}  # fmt: skip
 
 
-def run_height(teacher: Teacher, path: Path, height_m: float, num_envs: int, episodes: int, seed: int,
+def run_height(teacher: Teacher, height_m: float, num_envs: int, episodes: int, seed: int,
                jitter_m: float) -> dict[str, Any]:  # fmt: skip
     """``episodes`` episodes (the first ``ceil(episodes / num_envs)`` of every environment: no bias to short ones)."""
-    env = MeasuredClimbEnv(teacher_config(path, height_m, num_envs, seed, jitter_m))
+    env = MeasuredClimbEnv(teacher_config(teacher, height_m, num_envs, seed, jitter_m))
     quota = -(-episodes // num_envs)
     done_episodes = np.zeros(num_envs, dtype=np.int64)
     current: list[Attempt | None] = [None] * num_envs
@@ -535,7 +534,7 @@ def main() -> None:
     }  # fmt: skip
     for h in args.heights:
         t0 = time.time()
-        r = run_height(teacher, args.teacher, h, args.num_envs, args.episodes, args.seed, args.jitter)
+        r = run_height(teacher, h, args.num_envs, args.episodes, args.seed, args.jitter)
         r["wall_s"] = round(time.time() - t0, 1)
         counts = {g: s["count"] for g, s in r["summary"].items()}
         print(f"{h:.2f} m: {len(r['attempts'])} attempts {counts}, {r['falls_not_at_a_box']} falls elsewhere, "

@@ -65,6 +65,7 @@ class Teacher:
     residual_scale: float
     heading_gain: float
     provenance: dict
+    env: dict  # the training env's config it was saved with (ClimbConfig as a dict)
 
 
 class TeacherFileError(ValueError):
@@ -93,7 +94,7 @@ def load_teacher(path: Path | str) -> Teacher:
         path=path, actor=actor_from_state(data["actor_state_dict"], data["activation"]),
         residual_joints=np.array(RESIDUAL_JOINTS[env.get("residual_on", "all")]),
         residual_scale=float(env["residual_scale"]), heading_gain=float(env.get("heading_gain", 0.0)),
-        provenance=data.get("provenance", {}),
+        provenance=data.get("provenance", {}), env=env,
     )  # fmt: skip
 
 

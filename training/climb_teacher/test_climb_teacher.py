@@ -187,7 +187,7 @@ def test_limits_follows_each_box_attempt_to_its_outcome() -> None:
     from training.climb_teacher.policy import load_teacher
 
     path = REPO / "models" / "climb_teacher" / "teacher.pt"
-    result = run_height(load_teacher(path), path, 0.35, num_envs=2, episodes=2, seed=1, jitter_m=0.0)
+    result = run_height(load_teacher(path), 0.35, num_envs=2, episodes=2, seed=1, jitter_m=0.0)
     attempts = result["attempts"]
     assert attempts and all(a["outcome"] in ("pass", "fall", "timeout") for a in attempts)
     assert sum(result["summary"][g]["count"] for g in GROUPS) == len(attempts)

@@ -119,6 +119,7 @@ class BatchedMujoco:
         base.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
         base.opt.jacobian = mujoco.mjtJacobian.mjJAC_SPARSE
         self.box_geoms = np.array([base.geom(f"{BOX_PREFIX}{i}").id for i in range(max_boxes)])
+        self.is_box_geom = np.isin(np.arange(base.ngeom), self.box_geoms)
         self.max_boxes = max_boxes
         self._box_contype = int(base.geom_contype[self.box_geoms[0]])
         self._box_conaffinity = int(base.geom_conaffinity[self.box_geoms[0]])
@@ -273,18 +274,16 @@ class BatchedMujoco:
     def box_face_contacts(self, body_ids: NDArray[np.int64]) -> F:
         """How many of ``body_ids`` touch a box on a side face (the contact normal within
         :data:`FACE_NORMAL_Z` of horizontal), per environment: a foot or shin hitting a box's face."""
-        m = self.base_model
-        watched = np.isin(m.geom_bodyid, body_ids)
-        is_box = np.zeros(m.ngeom, dtype=bool)
-        is_box[self.box_geoms] = True
+        body_of_geom, is_box = self.base_model.geom_bodyid, self.is_box_geom
+        watched = np.isin(body_of_geom, body_ids)
         out = np.zeros(self.num_envs)
         for i, d in enumerate(self.datas):
-            if d.ncon:
-                a, b = d.contact.geom[: d.ncon].T
-                on_face = np.abs(d.contact.frame[: d.ncon, 2]) < FACE_NORMAL_Z
-                hit = on_face & ((is_box[a] & watched[b]) | (is_box[b] & watched[a]))
-                if hit.any():
-                    out[i] = len(np.unique(m.geom_bodyid[np.where(is_box[a], b, a)[hit]]))
+            contact = d.contact  # its arrays hold the d.ncon active contacts
+            a, b = contact.geom.T
+            touching = (is_box[a] & watched[b]) | (is_box[b] & watched[a])
+            if touching.any():  # most steps: no watched body on a box, so the normals are not read
+                hit = touching & (np.abs(contact.frame[:, 2]) < FACE_NORMAL_Z)
+                out[i] = len(np.unique(body_of_geom[np.where(is_box[a], b, a)[hit]]))
         return out
 
     def self_contacts(self) -> F:
