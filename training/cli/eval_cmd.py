@@ -49,9 +49,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "go to DIR/<its folder name>/, the comparison to DIR/compare.json and DIR/compare.md",
     )  # fmt: skip
     p.add_argument(
-        "--teacher", type=Path, default=None, metavar="TEACHER_PT",
-        help="also run a trained climbing teacher (a climb_teacher run's teacher.pt) on the same trials, privileged "
-        "(it is told the boxes), as its own row beside the bundles",
+        "--teacher", type=Path, nargs="+", default=None, metavar="TEACHER_PT",
+        help="also run trained climbing teachers (a climb_teacher run's teacher.pt) on the same trials, privileged "
+        "(told the boxes), each as its own row beside the bundles: labelled climb_teacher, or by its run folder's "
+        "name when several are given",
     )  # fmt: skip
     p.add_argument("--config", type=Path, default=None, help="stack config (default config/g1_sim.yaml)")
     p.add_argument(
@@ -219,13 +220,14 @@ def run(args: argparse.Namespace) -> int:
     seed_set, seed = seed_root(args.seed_set, args.seed)
     if args.bundle is not None and args.bundles is not None:
         raise ValueError("give --bundle B or --bundles A B ..., not both")
-    teacher = args.teacher.resolve() if args.teacher is not None else None
-    if teacher is not None and not teacher.is_file():
-        raise ValueError(f"--teacher {args.teacher}: no such file (a climb_teacher run's teacher.pt)")
-    if teacher is not None and (args.depth_ablation or args.graph):
+    teacher_files = [t.resolve() for t in args.teacher or []]
+    for given, resolved in zip(args.teacher or [], teacher_files, strict=True):
+        if not resolved.is_file():
+            raise ValueError(f"--teacher {given}: no such file (a climb_teacher run's teacher.pt)")
+    if teacher_files and (args.depth_ablation or args.graph):
         raise ValueError("--teacher runs in process only, privileged and without depth: not with --depth-ablation "
                          "or --graph")  # fmt: skip
-    comparing = args.bundles is not None or teacher is not None
+    comparing = args.bundles is not None or bool(teacher_files)
     config_path = args.config or config_dir() / "g1_sim.yaml"
     cfg = load_config(config_path, {"bridge.robot_model": args.robot_model} if args.robot_model is not None else None)
     names = list(args.bundles) if args.bundles is not None else [args.bundle or cfg.policy.bundle]
@@ -234,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = [load_bundle(resolve_bundle(b)) for b in names]  # a bad bundle fails here, before any worker starts
     paths = [b.path.resolve() for b in loaded]
     teachers: list[Path | None] = [None] * len(names)
-    if teacher is not None:
+    for teacher in teacher_files:
         from training.climb_teacher.policy import ClimbTeacherPolicy, TeacherFileError
         from training.eval.episode import TEACHER_PREFIX
 
@@ -244,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--teacher {e}") from None
         names.append(TEACHER_PREFIX + str(teacher))
         loaded.append(policy.bundle)
-        paths.append(teacher.parent / "climb_teacher")  # its label
+        paths.append(teacher.parent / ("climb_teacher" if len(teacher_files) == 1 else teacher.parent.name))  # label
         teachers.append(teacher)
     twice = sorted({names[i] for i, path in enumerate(paths) if paths.count(path) > 1})
     if twice:

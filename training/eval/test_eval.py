@@ -1,6 +1,7 @@
 """The evaluation protocol's pure parts, one trial through the runtime code, the reports, and the command line."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -348,7 +349,7 @@ def test_cli_compares_bundles_on_the_same_trials_in_one_command(tmp_path):
 
 
 def test_cli_runs_the_privileged_teacher_as_its_own_row_on_the_same_trials(tmp_path):
-    """--teacher: the climbing teacher's row beside the bundle's, on the same trials, named by its file's hash."""
+    """--teacher: each climbing teacher's row beside the bundle's, on the same trials, named by its file's hash."""
     from parkour_core.hashing import sha256_file
     from training.rl.train import train
 
@@ -363,6 +364,16 @@ def test_cli_runs_the_privileged_teacher_as_its_own_row_on_the_same_trials(tmp_p
     assert row["bundle"] == "climb_teacher (privileged)" and row["teacher_sha256"] == sha256_file(teacher)
     assert len({b["trial_seeds_sha256"] for b in compare["bundles"]}) == 1
     assert "(privileged)" in (out / "compare.md").read_text()
+    other = tmp_path / "other" / "teacher.pt"  # several teachers: one row each, named by its run folder
+    other.parent.mkdir()
+    shutil.copy(teacher, other)
+    two_out = tmp_path / "two"
+    two = run_cli(*SMALLEST, "--bundle", "g1_walk", "--teacher", str(teacher), str(other), "--out", str(two_out))
+    assert two.returncode == 0, two.stdout + two.stderr
+    rows = json.loads((two_out / "compare.json").read_text())["bundles"]
+    expected = [("g1_walk", None), ("teacher", str(teacher)), ("other", str(other))]
+    assert [(b["label"], b.get("teacher")) for b in rows] == expected
+    assert len({b["trial_seeds_sha256"] for b in rows}) == 1
     refused = run_cli(*SMALLEST, "--teacher", str(teacher), "--depth-ablation", "--out", str(tmp_path / "x"))
     assert refused.returncode == 1 and "--teacher runs in process only" in refused.stderr
 
