@@ -200,6 +200,9 @@ class CourseConfig:
     max_height_m: float = param(0.22, 0.0, 1.0)
     walk_fraction: float = param(0.2, 0.0, 1.0, doc="episodes of stage 1's walking (no course)")
     platforms: int = param(3, 1, 8, doc="platforms per course")
+    speed_mps: list = param(  # noqa: RUF009
+        [0.5, 1.0], doc="[lo, hi] commanded speed along a course, drawn per episode and held"
+    )
     progress_reward: bool = param(
         True,
         doc="track the command along the course (+x) and end episodes that leave its lane; "
@@ -484,6 +487,7 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"
         )
+    _check_range_pair("course.speed_mps", cfg.course.speed_mps, 0.0, 5.0)
     cl = cfg.climb
     _check_range_pair("climb.speed_mps", cl.speed_mps, 0.0, 5.0)
     _check_range_pair("climb.first_m", cl.first_m, 0.0, 20.0)

@@ -64,7 +64,7 @@ def course_config(cfg: TrainConfig) -> CourseConfig:
     return CourseConfig(
         walk_fraction=c.walk_fraction, min_height_m=c.min_height_m, max_height_m=c.max_height_m,
         progress_reward=c.progress_reward, lane_half_width_m=c.lane_half_width_m,
-        supervisor_limits=c.supervisor_limits, platforms=c.platforms,
+        supervisor_limits=c.supervisor_limits, platforms=c.platforms, speed_mps=(c.speed_mps[0], c.speed_mps[1]),
     )  # fmt: skip
 
 

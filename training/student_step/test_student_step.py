@@ -4,9 +4,11 @@ import torch
 
 from parkour_core.bundle import load_bundle
 from parkour_core.runner import PolicyRunner, RobotState
+from training.configs.schema import ConfigError, load_train_config
 from training.envs.student import CameraConfig
 from training.rl.train import train
 from training.student_step.env import CourseConfig, StepEnv
+from training.student_step.task import course_config
 from training.student_step.teacher import ReflexConfig, StepTeacher, lift_angles
 from training.student_walk.bundle import CHECKPOINT, load_checkpoint, save_checkpoint
 from training.student_walk.env import WalkConfig, walk_student_manifest
@@ -82,6 +84,14 @@ def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
         assert env.platforms_passed()[0, 0] and not env.platforms_passed()[1].any()
     finally:
         env.close()
+
+
+def test_the_course_speed_range_is_the_configs_and_a_reversed_one_is_refused():
+    assert course_config(load_train_config("student_climb")).speed_mps == CourseConfig().speed_mps
+    wide = load_train_config("student_climb", {"course.speed_mps": [0.3, 1.5]})
+    assert course_config(wide).speed_mps == (0.3, 1.5)
+    with pytest.raises(ConfigError, match=r"course\.speed_mps: expected \[lo, hi\]"):
+        load_train_config("student_climb", {"course.speed_mps": [1.5, 0.3]})
 
 
 def test_the_teacher_is_commanded_its_gain_times_the_forward_speed_only():
