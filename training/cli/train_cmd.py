@@ -63,6 +63,11 @@ def add_parser(p: argparse.ArgumentParser) -> None:
                    help="override a config key (YAML value), e.g. --set run.minutes=20; repeatable")  # fmt: skip
     r.add_argument("--num-envs", type=int, default=None, help="environments (default: the config's env.num_envs)")
     r.add_argument(
+        "--note", default="",
+        help="a line about this run (why it ran, what differs from the last), kept with its entry in the run's "
+        "provenance 'runs', through every later resume",
+    )  # fmt: skip
+    r.add_argument(
         "--backend", choices=("mujoco_cpu", "mjlab"), default=None,
         help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task (box terrain, height scan), "
         "h1_walk or student_walk on MuJoCo-Warp in .venv-mjlab (default: the config's env.backend)",
@@ -198,10 +203,10 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
     return subprocess.call(cmd)
 
 
-def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> dict[str, Any]:
+def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None, note: str = "") -> dict[str, Any]:
     from training.rl.train import train
 
-    return train(config, out, overrides, num_envs)
+    return train(config, out, overrides, num_envs, note=note)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -220,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
                              "--config, --out, --num-envs and --backend")  # fmt: skip
         from training.rl.train import resume
 
-        r = resume(args.resume, parse_overrides(args.overrides))
+        r = resume(args.resume, parse_overrides(args.overrides), args.note)
         print(f"parkour train run: resumed {args.resume}, wrote {args.resume / (r['task'] + '.json')}")
         return 0
     if args.train_action == "run":
@@ -230,8 +235,10 @@ def run(args: argparse.Namespace) -> int:
         if args.device is not None:
             overrides["run.device"] = args.device
         if (args.backend or _backend(args.config, overrides)) == "mjlab":
+            if args.note:
+                raise ValueError("--note is kept in the CPU runner's list of runs; the mjlab backend keeps none")
             return _train_on_mjlab(args.config, args.out, overrides, args.num_envs)
-        r = _train(args.config, args.out, overrides, args.num_envs)
+        r = _train(args.config, args.out, overrides, args.num_envs, args.note)
         made = f"bundle {r['bundle']}" if r.get("bundle") else f"teacher {r.get('teacher')}"
         print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, {made}")
         return 0

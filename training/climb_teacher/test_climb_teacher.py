@@ -69,11 +69,13 @@ def test_resumed_run_equals_uninterrupted(tmp_path) -> None:
     from a folder as it is committed."""
     whole = train(TINY, tmp_path / "whole", {"run.max_iterations": 4})
     split = tmp_path / "split"
-    train(TINY, split, {"run.max_iterations": 2})
+    train(TINY, split, {"run.max_iterations": 2}, note="the first run")
     (split / "curve.jsonl").unlink()  # as a committed run folder holds it: one compressed file per run
     first_part = (split / "curve.000000.jsonl.gz").read_bytes()
-    resumed = resume(split, {"run.max_iterations": 2})
+    resumed = resume(split, {"run.max_iterations": 2}, note="resumed beside another run")
     assert _comparable(resumed["iterations"]) == _comparable(whole["iterations"])
+    # Each run's note stays with its entry, the first run's through the resume.
+    assert [r.get("note") for r in resumed["runs"]] == ["the first run", "resumed beside another run"]
     a = torch.load(tmp_path / "whole" / LATEST, weights_only=False)
     b = torch.load(split / LATEST, weights_only=False)
     for key in ("actor_state_dict", "critic_state_dict"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,7 +31,9 @@ CHECK_TICKS = 50
 TARGET_TOLERANCE_RAD = 1e-4
 
 
-def export_bundle(actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, config: str) -> Path:
+def export_bundle(
+    actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, config: str, runs: list[dict[str, Any]] | None = None
+) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").unlink(missing_ok=True)
     onnx_model = actor.cpu().eval().as_onnx(verbose=False)
@@ -59,7 +62,10 @@ def export_bundle(actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, con
         gait_period_s=env.cfg.gait_period_s,
         provenance={
             "trained_by": f"parkour train run --config {config}",
-            "git_commit": git_commit(),
+            "git_commit": git_commit(),  # HEAD at export; each run's commit at its start is in "runs"
+            "runs": runs or [],
+            "env_steps": int(sum(r["env_steps"] for r in runs or [])),
+            "wall_s": round(sum(r["wall_s"] for r in runs or []), 1),
             "task": "h1_walk (training/h1_walk): PPO from scratch, mujoco_cpu",
             "physics_dt_s": env.cfg.physics_dt_s,
             "command_ranges": {"vx": list(env.cfg.vx), "vy": list(env.cfg.vy), "yaw_rate": list(env.cfg.yaw_rate)},

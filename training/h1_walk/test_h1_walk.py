@@ -213,15 +213,20 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
         torch.testing.assert_close(b["actor_state_dict"][name], value, rtol=0, atol=0, msg=name)
 
 
-def test_a_tiny_run_exports_a_bundle_the_runtime_runs_as_trained(tmp_path):
+def test_a_tiny_run_exports_a_bundle_the_runtime_runs_as_trained(tmp_path, monkeypatch):
     from parkour_core.bundle import load_bundle
     from training.rl.train import train
 
+    monkeypatch.setattr("training.rl.runner.git_commit", lambda: "commit-at-the-runs-start")
     result = train("h1_walk_tiny", tmp_path)
     bundle = load_bundle(tmp_path / "bundle")
     assert bundle.manifest.robot == "h1" and bundle.manifest.gait_period_s == 0.8
     assert bundle.manifest.provenance["runtime_target_error_rad"] < 1e-4
     assert len(result["iterations"]) == 2 and (tmp_path / "curves.png").is_file()
+    # The manifest names the training's commit (taken when the run started) and its env-steps.
+    runs = bundle.manifest.provenance["runs"]
+    assert [(r["commit"], r["iterations"]) for r in runs] == [("commit-at-the-runs-start", 2)]
+    assert bundle.manifest.provenance["env_steps"] == runs[0]["env_steps"] > 0
 
 
 def test_an_export_whose_runtime_reads_other_observations_writes_no_manifest(tmp_path, monkeypatch):

@@ -137,6 +137,7 @@ class Runner(OnPolicyRunner):
         hooks: Hooks | None = None,
         figures: tuple[str, ...] = (),
         keep_curve: bool = False,
+        note: str = "",
     ) -> None:
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
@@ -154,7 +155,7 @@ class Runner(OnPolicyRunner):
         self.runs: list[dict[str, Any]] = []
         self._run: dict[str, Any] = {
             "commit": git_commit(), "command": command_line(), "first_iteration": 0, "iterations": 0, "env_steps": 0,
-            "wall_s": 0.0,
+            "wall_s": 0.0, **({"note": note} if note else {}),
         }  # fmt: skip
 
     def _configure_multi_gpu(self) -> None:

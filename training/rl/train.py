@@ -164,11 +164,13 @@ def train(
     num_envs: int | None = None,
     task_inputs: dict[str, Any] | None = None,
     resume_from: Path | None = None,
+    note: str = "",
 ) -> dict[str, Any]:
     """Train ``config`` (a name under training/configs/ or a YAML path) into ``out``; returns ``<task>.json``.
 
     ``task_inputs``: what a caller hands the task beyond its config (a pipeline's references).
-    ``resume_from``: a checkpoint of this run in ``out`` to continue from (see :func:`resume`)."""
+    ``resume_from``: a checkpoint of this run in ``out`` to continue from (see :func:`resume`).
+    ``note``: a line about this run (why it ran, what differs), kept in its entry of ``runs``."""
     cfg: TrainConfig = load_train_config(config, overrides)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,7 +184,7 @@ def train(
     try:
         runner = Runner(
             env, task.train_cfg(), out, cfg.run.device, hooks=task, figures=task.figures,
-            keep_curve=resume_from is not None,
+            keep_curve=resume_from is not None, note=note,
         )  # fmt: skip
         task.initialize(runner)
         if resume_from is not None:
@@ -212,7 +214,7 @@ def train(
     return result
 
 
-def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, note: str = "") -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its ``model_latest.pt``, exactly: the same config, overrides and
     environments (``run.json``), a new budget (``overrides`` may set only :data:`RESUME_KEYS`)."""
     run_dir = Path(run_dir)
@@ -225,4 +227,4 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None) -> dict
         raise ConfigError(f"--resume sets only {', '.join(RESUME_KEYS)} (the budget); not {', '.join(other)}")
     record = json.loads(record_file.read_text())
     merged = {**record["overrides"], **(overrides or {})}
-    return train(record["config"], run_dir, merged, record["num_envs"], resume_from=checkpoint)
+    return train(record["config"], run_dir, merged, record["num_envs"], resume_from=checkpoint, note=note)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from parkour_core.provenance import provenance
-from training.student_step.task import HEIGHT_BINS_M
+from training.student_step.task import HEIGHT_BIN_NAMES_CM, HEIGHT_BINS_M
 
 LAST = 100  # iterations the trailing figures are averaged over
 
@@ -73,7 +73,8 @@ def markdown(result: dict[str, Any]) -> str:
         if all(np.isfinite(values)):  # a figure older runs did not log is left out
             lines.append(f"| {name} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
     cleared = [" / ".join(str(n) for n in r["cleared_by_height"]) for r in result["runs"]]
-    lines.append("| platforms cleared in training, 5 / 10 / 15 / 20 cm | " + " | ".join(cleared) + " |")
+    names = " / ".join(str(h) for h in HEIGHT_BIN_NAMES_CM[: min(len(r["cleared_by_height"]) for r in result["runs"])])
+    lines.append(f"| platforms cleared in training, {names} cm | " + " | ".join(cleared) + " |")
     for i, cell in enumerate(result["evals"][0]["cells"]):
         rates = [f"{c['success_rate']:.0%} (alone {c['success_rate_student_alone']:.0%}, BLIND in "
                  f"{c['blind_trials']})" for c in (e["cells"][i] for e in result["evals"])]  # fmt: skip

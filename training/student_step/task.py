@@ -48,8 +48,14 @@ from training.student_walk.teacher import REPO, TEACHER_PROVENANCE, WALK_BUNDLE
 
 F = NDArray[np.float64]
 DEFAULT_INIT = REPO / "models" / "student_walk"
-HEIGHT_BINS_M = (0.04, 0.075, 0.125, 0.175, 0.23)  # around 5, 10, 15 and 20 cm
+HEIGHT_BINS_M = (0.04, 0.075, 0.125, 0.175, 0.23, 0.275, 0.325, 0.38, 0.42)  # around 5, 10, ... 40 cm
+HEIGHT_BIN_NAMES_CM = (5, 10, 15, 20, 25, 30, 35, 40)  # a run logged before 25-40 cm were binned has the first four
 SCORE_WINDOW = 20
+
+
+def by_height(heights_m: list[float]) -> list[int]:
+    """Platform counts in ``HEIGHT_BINS_M``: the training figures' ``cleared_by_height`` and ``fell_by_height``."""
+    return np.histogram(heights_m, HEIGHT_BINS_M)[0].tolist()
 
 
 def step_up_rate(rows: list[dict[str, Any]]) -> float:
@@ -176,8 +182,8 @@ class StepTask:
             "track": float(np.mean(self._tracks)),
             "course_speed": float(np.nanmean(self._speeds)) if not np.all(np.isnan(self._speeds)) else float("nan"),
             "course_command_vx": float(np.nanmean(self._commands)) if not np.all(np.isnan(self._commands)) else 0.0,
-            "cleared_by_height": np.histogram(self._cleared, HEIGHT_BINS_M)[0].tolist(),
-            "fell_by_height": np.histogram(self._fell, HEIGHT_BINS_M)[0].tolist(),
+            "cleared_by_height": by_height(self._cleared),
+            "fell_by_height": by_height(self._fell),
             "falls_per_1000_steps": 1000.0 * self._falls / samples,
             "left_lane_per_1000_steps": 1000.0 * self._left_lane / samples,
             "refused_per_1000_steps": 1000.0 * self._refused / samples,
@@ -221,7 +227,7 @@ class StepTask:
             f"{self.init if self.init is not None else 'random weights'}; {chosen}",
             "size": size,
             "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows)),
+            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.all_runs()),
         }
         bundle_dir = out / "bundle"
         export_walking_student(model, bundle_dir, "student_step", provenance, self.frames, self.manifest)

@@ -8,7 +8,7 @@ from training.configs.schema import ConfigError, load_train_config
 from training.envs.student import CameraConfig
 from training.rl.train import train
 from training.student_step.env import CourseConfig, StepEnv
-from training.student_step.task import course_config
+from training.student_step.task import HEIGHT_BIN_NAMES_CM, by_height, course_config, step_up_rate
 from training.student_step.teacher import ReflexConfig, StepTeacher, lift_angles
 from training.student_walk.bundle import CHECKPOINT, load_checkpoint, save_checkpoint
 from training.student_walk.env import WalkConfig, walk_student_manifest
@@ -116,6 +116,16 @@ def _walk_then_step(tmp_path, **step_overrides):
     return train("student_step_tiny", tmp_path / "step", overrides)
 
 
+def test_training_figures_count_every_platform_from_5_to_40_cm_in_its_named_bin():
+    heights = [0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.36, 0.40]
+    counts = by_height(heights)
+    assert sum(counts) == len(heights)
+    assert [HEIGHT_BIN_NAMES_CM[i] for i, n in enumerate(counts) if n] == [5, 10, 15, 20, 25, 30, 35, 40]
+    # A fall at 36 cm lowers the step-up rate as one at 10 cm does; 5 cm platforms are left out of it.
+    row = {"cleared_by_height": by_height([0.05, 0.10]), "fell_by_height": by_height([0.36])}
+    assert step_up_rate([row]) == 0.5
+
+
 def test_init_refuses_weights_of_another_size(tmp_path):
     """A checkpoint of another config's student is refused by name, before any training."""
     from tensordict import TensorDict
@@ -138,7 +148,8 @@ def test_init_refuses_weights_of_another_size(tmp_path):
         load_checkpoint(model("student_walk_tiny"), tmp_path / "nowhere")
 
 
-def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
+def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path, monkeypatch):
+    monkeypatch.setattr("training.rl.runner.git_commit", lambda: "commit-at-the-runs-start")
     result = _walk_then_step(tmp_path, **{"course.teacher_command_gain": 1.8})
     assert result["teacher_command_gain"] == 1.8
     rows = result["iterations"]
@@ -151,6 +162,10 @@ def test_tiny_run_starts_from_stage_one_and_writes_a_bundle(tmp_path):
     assert "reflex" in bundle.manifest.provenance["teacher"]
     assert "teacher command gain 1.8" in bundle.manifest.provenance["training"]
     assert bundle.manifest.provenance["command"]
+    # The run's own commit, taken when it started, beside the exporter's HEAD.
+    runs = bundle.manifest.provenance["runs"]
+    assert [r["commit"] for r in runs] == ["commit-at-the-runs-start"] and runs[0]["iterations"] == 3
+    assert bundle.manifest.provenance["env_steps"] == runs[0]["env_steps"] > 0
     # The starting weights were stage 1's: the first iteration's policy is stage 1's student.
     walk = torch.load(tmp_path / "walk" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]
     step = torch.load(tmp_path / "step" / "bundle" / CHECKPOINT, weights_only=True)["state_dict"]

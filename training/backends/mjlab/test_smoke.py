@@ -251,8 +251,10 @@ def test_the_step_up_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)
     # The curriculum's cap: start_cap_m at 0, max_height_m from curriculum_fraction (0.3) of 2 iterations on.
     assert [r["height_cap_m"] for r in rows] == [pytest.approx(0.10), pytest.approx(0.22)]
+    from training.student_step.task import HEIGHT_BINS_M
+
     for r in rows:
-        assert len(r["cleared_by_height"]) == len(r["fell_by_height"]) == 4
+        assert len(r["cleared_by_height"]) == len(r["fell_by_height"]) == len(HEIGHT_BINS_M) - 1
         assert np.isfinite(r["track"]) and np.isfinite(r["reward_per_s"]) and "left_lane_per_1000_steps" in r
         assert "step_up_rate_window" in r and "schedule_iteration" in r and "dagger" in r
     assert [r["iteration"] for r in read_curve(out / "curve.jsonl")] == [0, 1]
