@@ -172,14 +172,11 @@ class ClimbTask:
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         actor = runner.alg.get_policy()
         assert isinstance(actor, MLPModel)
-        runs = runner.all_runs()
         provenance = {
             "walking_policy": TEACHER_PROVENANCE,
             "training": f"training.climb_teacher task (rsl_rl PPO, a residual on the walking policy), config "
             f"{size}, seed {self.cfg.run.seed}, {len(runner.rows)} iterations, {self.num_envs} envs",
-            "runs": runs,
-            "env_steps": int(sum(r["env_steps"] for r in runs)),
-            "wall_s": round(sum(r["wall_s"] for r in runs), 1),
+            **runner.run_totals(),
         }
         teacher = {
             "actor_state_dict": {k: v.detach().cpu().clone() for k, v in actor.state_dict().items()},

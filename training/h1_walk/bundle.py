@@ -32,7 +32,7 @@ TARGET_TOLERANCE_RAD = 1e-4
 
 
 def export_bundle(
-    actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, config: str, runs: list[dict[str, Any]] | None = None
+    actor: MLPModel, env: H1WalkEnv, out_dir: Path, name: str, config: str, totals: dict[str, Any] | None = None
 ) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").unlink(missing_ok=True)
@@ -63,9 +63,7 @@ def export_bundle(
         provenance={
             "trained_by": f"parkour train run --config {config}",
             "git_commit": git_commit(),  # HEAD at export; each run's commit at its start is in "runs"
-            "runs": runs or [],
-            "env_steps": int(sum(r["env_steps"] for r in runs or [])),
-            "wall_s": round(sum(r["wall_s"] for r in runs or []), 1),
+            **(totals or {}),
             "task": "h1_walk (training/h1_walk): PPO from scratch, mujoco_cpu",
             "physics_dt_s": env.cfg.physics_dt_s,
             "command_ranges": {"vx": list(env.cfg.vx), "vy": list(env.cfg.vy), "yaw_rate": list(env.cfg.yaw_rate)},

@@ -160,5 +160,5 @@ class H1WalkTask:
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         actor = runner.alg.get_policy()
         assert isinstance(actor, MLPModel)
-        bundle = export_bundle(actor, self.env, out / BUNDLE_DIR, name=size, config=size, runs=runner.all_runs())
+        bundle = export_bundle(actor, self.env, out / BUNDLE_DIR, name=size, config=size, totals=runner.run_totals())
         return {"bundle": str(bundle)}

@@ -212,7 +212,7 @@ class StudentTask:
             f"{len(rows)} iterations, {self.num_envs} envs",
             "references": [r.reference.name for r in self.references],
             "data": "none recorded: DAgger labels and rewards from training.envs.student (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.all_runs()),
+            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.run_totals()),
             **self.extra_provenance,
         }
 

@@ -183,6 +183,12 @@ class Runner(OnPolicyRunner):
         super().save(partial, {**(infos or {}), **self.resume_state()})
         os.replace(partial, path)
 
+    def run_totals(self) -> dict[str, Any]:
+        """Every run so far (``all_runs``) with their total env-steps and wall time: a bundle's provenance."""
+        runs = self.all_runs()
+        return {"runs": runs, "env_steps": int(sum(r["env_steps"] for r in runs)),
+                "wall_s": round(sum(r["wall_s"] for r in runs), 1)}  # fmt: skip
+
     def all_runs(self) -> list[dict[str, Any]]:
         """Every run of this training so far, this one last."""
         return [*self.runs, dict(self._run)] if self._run["iterations"] else list(self.runs)

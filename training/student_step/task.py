@@ -227,7 +227,7 @@ class StepTask:
             f"{self.init if self.init is not None else 'random weights'}; {chosen}",
             "size": size,
             "data": "none recorded: DAgger labels and rewards from training.student_step.env (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.all_runs()),
+            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.run_totals()),
         }
         bundle_dir = out / "bundle"
         export_walking_student(model, bundle_dir, "student_step", provenance, self.frames, self.manifest)

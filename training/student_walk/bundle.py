@@ -25,15 +25,12 @@ def keep_calibration_frame(frames: list[np.ndarray], depth: np.ndarray, step: in
         frames.append(depth[step % len(depth)].copy())
 
 
-def run_provenance(seed: int, wall_s: float, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What reproduces a run: command line, seed, wall time and, given the runner's ``all_runs()``, each run's
+def run_provenance(seed: int, wall_s: float, totals: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What reproduces a run: command line, seed, wall time and, given the runner's ``run_totals()``, each run's
     commit at its start with its iterations and env-steps (the exporter's ``git_commit`` is HEAD at export,
     which a commit made while the run trained moves)."""
     program = "parkour" if sys.argv[0].endswith("parkour") else sys.argv[0]
-    made = {"command": " ".join([program, *sys.argv[1:]]), "seed": seed, "wall_s": round(wall_s, 1)}
-    if runs is not None:
-        made |= {"runs": runs, "env_steps": int(sum(r["env_steps"] for r in runs))}
-    return made
+    return {"command": " ".join([program, *sys.argv[1:]]), "seed": seed, "wall_s": round(wall_s, 1), **(totals or {})}
 
 
 def student_dims(model: DepthRecurrentModel) -> dict[str, Any]:

@@ -164,7 +164,7 @@ class WalkTask:
             "half the episodes)",
             "size": size,
             "data": "none recorded: DAgger labels from the walking policy in training.student_walk.env (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.all_runs()),
+            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.run_totals()),
         }
         export_walking_student(model, bundle_dir, "student_walk", provenance, self.frames, self.manifest)
         return {"teacher_envs": self.teacher_envs, "bundle": str(bundle_dir)}

@@ -167,7 +167,7 @@ class HPLStudentTask:
             f"{' (worker processes)' if h.processes else ''}",
             "references": [r.reference.name for r in self.references],
             "data": "none recorded: DAgger labels and rewards from training.envs.student (MuJoCo)",
-            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.all_runs()),
+            **run_provenance(self.cfg.run.seed, sum(r["wall_s"] for r in rows), runner.run_totals()),
             **self.extra_provenance,
         }
         bundle = out / "bundle"
