@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))  # training/ is a package at the repository root, 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported.py beside this file
 
 from imported import imported_bundles  # noqa: E402  (bench/policy/imported.py)
+from interleave import balanced_rounds, preceded_by  # noqa: E402  (bench/policy/interleave.py)
 
 from parkour_core.bundle import MANIFEST, Bundle, BundleError, load_bundle  # noqa: E402
 from parkour_core.gait import GaitClock  # noqa: E402
@@ -398,10 +399,12 @@ class Measured:
 
 
 def measure(impls: dict[str, Any], rollout: Rollout, warmup: int, block: int, period_s: float = 0.0) -> Measured:
-    """``block`` ticks of one implementation, then the next (rotating who goes first): 1 interleaves tick
-    by tick, so every step finds the caches the other models left (the PHP student's ``cold_cache`` pass:
-    every step starts on the caches the other model's 46 MB filled); larger blocks (``--block``, 50) let
-    each run in the steady state a policy node has, while all share the same stretch of machine noise.
+    """``block`` ticks of one implementation, then the next, in the orders of
+    :func:`interleave.balanced_rounds` (each implementation follows each other one equally often, so none
+    is charged another's cold caches more than its peers are): 1 interleaves tick by tick, so every step
+    finds the caches the other models left (the PHP student's ``cold_cache`` pass: every step starts on
+    the caches the other model's 46 MB filled); larger blocks (``--block``, 50) let each run in the steady
+    state a policy node has, while all share the same stretch of machine noise.
     Ticks before ``warmup`` run but are not timed. Each implementation resets where the rollout's episodes
     start."""
     names = list(impls)
@@ -412,10 +415,11 @@ def measure(impls: dict[str, Any], rollout: Rollout, warmup: int, block: int, pe
     overruns = 0
     next_tick = time.perf_counter()
     block = max(1, block)
-    for start in range(0, total, block):
-        first = start // block
-        for i in range(len(names)):
-            name = names[(first + i) % len(names)]
+    starts_of_rounds = range(0, total, block)
+    orders = balanced_rounds(len(names), len(starts_of_rounds))
+    for start, order in zip(starts_of_rounds, orders, strict=True):
+        for i in order:
+            name = names[i]
             impl: Callable[[Rollout, int], tuple[float, np.ndarray]] = impls[name].tick
             for k in range(start, min(start + block, total)):
                 if k in starts:
@@ -434,7 +438,10 @@ def measure(impls: dict[str, Any], rollout: Rollout, warmup: int, block: int, pe
             overruns += 1
             next_tick = time.perf_counter()
     new_frame = np.array([f is not None for f in rollout.depth_frames[warmup:]])
-    return Measured(times, {n: np.array(a) for n, a in actions.items()}, new_frame, overruns)
+    counts = preceded_by(orders, len(names))
+    followed = {x: {a: counts[i][j] for j, a in enumerate(names) if counts[i][j]} for i, x in enumerate(names)}
+    arrays = {n: np.array(a) for n, a in actions.items()}
+    return Measured(times, arrays, new_frame, overruns, {"blocks_after": followed})
 
 
 def timing(t_s: list[float], new_frame: np.ndarray) -> dict[str, Any]:
@@ -467,6 +474,8 @@ def model_report(measured: Measured, peer: str, impls_run: dict[str, Any]) -> di
         "ticks": len(measured.new_frame),
         "ticks_with_new_frame": int(measured.new_frame.sum()),
         "tick_overruns": measured.overruns,
+        # Which implementation's block ran right before each one's, counted: even rows are a fair interleave.
+        "blocks_after": measured.extra["blocks_after"],
     }
 
 
