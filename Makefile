@@ -54,6 +54,7 @@ bench:
 	$(RUN_ENV) $(PY) bench/depth/capture.py --out bench/results/depth_capture.json
 	$(RUN_ENV) $(PY) bench/depth/sim_camera.py --out bench/results/depth_sim_camera.json
 	$(RUN_ENV) $(PY) bench/policy/run.py --out bench/results
+	$(RUN_ENV) $(PY) bench/policy/turns.py --out bench/results/policy_turns.json
 	$(RUN_ENV) $(PY) bench/policy/swap.py --out bench/results/policy_swap.json
 	$(RUN_ENV) $(PY) bench/bags/replay.py --out bench/results/bags_replay.json
 	$(RUN_ENV) $(PY) bench/bags/closed_loop.py --out bench/results/replay_closed_loop.json
