@@ -4,7 +4,10 @@
 ``plain_ort_fp32`` with and without ``torch_eager`` taking turns beside them. Per implementation, the
 p99 over all timed ticks and over the ticks past the first ``--head`` of each block (a block starts on
 the caches the implementation before it left), the median of those first ticks, and the share of the
-slowest 1 % of ticks that are among them. Timing only; nothing here passes or fails.
+slowest 1 % of ticks that are among them. Each tick is split into its parts (:class:`Parts`): the
+backbone on a new frame, the policy network and, for ours, the observation and what follows the network
+(the clip, the targets, the recurrent state), so the excess can be charged to a part. Timing only;
+nothing here passes or fails.
 
     .venv/bin/python bench/policy/turns.py --out bench/results/policy_turns.json   (about 40 s)
 """
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,77 @@ import run as bench
 from parkour_core.bundle import load_bundle
 from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
+
+
+class Parts:
+    """Times the calls an implementation makes inside its tick, by part, without changing what it runs.
+
+    ``wrap(name, call)`` returns ``call`` timed into this tick's ``name``; ``tick`` runs the implementation's
+    own tick and records its parts, with ``rest``: the tick's time not inside a wrapped call.
+    """
+
+    def __init__(self, impl: Any, names: tuple[str, ...]) -> None:
+        self.impl, self.names = impl, names
+        self.current = dict.fromkeys(names, 0.0)
+        self.rows: list[tuple[float, ...]] = []
+
+    def wrap(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            out = call(*args, **kwargs)
+            self.current[name] += time.perf_counter() - started
+            return out
+
+        return timed
+
+    def reset(self) -> None:
+        self.impl.reset()
+
+    def tick(self, rollout: Any, k: int) -> tuple[float, Any]:
+        self.current = dict.fromkeys(self.names, 0.0)
+        elapsed, action = self.impl.tick(rollout, k)
+        parts = [self.current[n] for n in self.names]
+        self.rows.append((*parts, elapsed - sum(parts)))
+        return elapsed, action
+
+
+class _TimedSession:
+    """An onnxruntime session whose ``run`` is timed by :class:`Parts`."""
+
+    def __init__(self, session: Any, run: Callable[..., Any]) -> None:
+        self.session, self.run = session, run
+
+
+def ours_in_parts(bundle: Any) -> Parts:
+    """``ours_fp32``: the runner's own step; its backbone, observation and policy network timed apart."""
+    ours = bench.Ours(bundle, 1)
+    parts = Parts(ours, ("backbone", "observation", "network"))
+    runner = ours.runner
+    runner.set_depth = parts.wrap("backbone", runner.set_depth)
+    runner.observe = parts.wrap("observation", runner.observe)
+    runner._run_policy = parts.wrap("network", runner._run_policy)
+    return parts
+
+
+def plain_in_parts(bundle: Any) -> Parts:
+    """``plain_ort_fp32``: its backbone's and its policy's ``run`` timed apart (the rest: building feeds)."""
+    plain = bench.PlainOrt(bundle, 1)
+    parts = Parts(plain, ("backbone", "network"))
+    if plain.backbone is not None:
+        plain.backbone = _TimedSession(plain.backbone, parts.wrap("backbone", plain.backbone.run))
+    plain.student = _TimedSession(plain.student, parts.wrap("network", plain.student.run))
+    return parts
+
+
+def parts_by_position(parts: Parts, warmup: int, block: int, head: int) -> dict[str, Any]:
+    """Median ms of each part in the block heads and past them (``rest``: the tick outside those calls)."""
+    rows = np.asarray(parts.rows[warmup:]) * 1e3
+    position = np.arange(len(rows)) % block
+    names = (*parts.names, "rest")
+    return {
+        where: {n: round(float(np.median(rows[pick, i])), 4) for i, n in enumerate(names)}
+        for where, pick in (("block_head", position < head), ("past_block_head", position >= head))
+    }
 
 
 def by_position(t_s: list[float], block: int, head: int) -> dict[str, Any]:
@@ -56,7 +132,7 @@ def main() -> None:
     result: dict[str, Any] = {**provenance(), "model": args.model, "pinned_cpus": pinned, "block_ticks": block,
                               "block_head_ticks": args.head, "variants": {}}  # fmt: skip
     for variant in ("with_torch_eager", "without_torch_eager"):
-        impls: dict[str, Any] = {"ours_fp32": bench.Ours(bundle, 1), "plain_ort_fp32": bench.PlainOrt(bundle, 1)}
+        impls: dict[str, Any] = {"ours_fp32": ours_in_parts(bundle), "plain_ort_fp32": plain_in_parts(bundle)}
         if variant == "with_torch_eager":
             impls["torch_eager"] = bench.TorchEager(bundle, *bench.trained_torch_modules(bundle))
         measured = bench.measure(impls, rollout, block, block)
@@ -66,6 +142,7 @@ def main() -> None:
             **rows,
             "p99_ratio": round(ours["p99_ms"] / plain["p99_ms"], 3),
             "p99_ratio_past_block_head": round(ours["p99_ms_past_block_head"] / plain["p99_ms_past_block_head"], 3),
+            "parts_p50_ms": {k: parts_by_position(impls[k], block, block, args.head) for k in rows},
             "blocks_after": measured.extra["blocks_after"],
         }
         row = result["variants"][variant]

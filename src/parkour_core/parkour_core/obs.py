@@ -254,7 +254,8 @@ class ObservationWriter:
         src = self._src
         if self._scale is not None:
             np.multiply(src, self._scale, out=src)
-        if self._clip is not None:
-            np.clip(src, *self._clip, out=src)
+        if self._clip is not None:  # np.clip's own loop, max then min (NaN stays NaN), without its wrapper
+            np.maximum(src, self._clip[0], out=src)
+            np.minimum(src, self._clip[1], out=src)
         np.copyto(self.out, src)
         return self.out
