@@ -133,9 +133,14 @@ def _quiet_quantizer() -> Iterator[None]:
 def _quantize_dynamic_weights(model_path: Path, out_path: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # Signed int8 weights, unsigned int8 activations (u8s8): the fast path on VNNI x86 and on ARM.
+    # Signed int8 weights, unsigned int8 activations (u8s8): the fast path on VNNI x86 and on ARM. Weights in
+    # 7 bits (reduce_range): x86 CPUs with AVX2 but no VNNI sum u8 x s8 pairs in saturating int16, which full
+    # range overflows (onnxruntime's own advice), so a model quantized on one CPU stays right on another.
     with _quiet_quantizer():
-        quantize_dynamic(model_path, out_path, op_types_to_quantize=["MatMul", "Gemm"], weight_type=QuantType.QInt8)
+        quantize_dynamic(
+            model_path, out_path, op_types_to_quantize=["MatMul", "Gemm"], weight_type=QuantType.QInt8,
+            reduce_range=True,
+        )  # fmt: skip
 
 
 def pack_int8_blocks(weight: np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -267,6 +272,7 @@ def quantize_backbone(
                     per_channel=True,
                     activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8,
+                    reduce_range=True,  # 7-bit weights: see _quantize_dynamic_weights
                     calibrate_method=CalibrationMethod.MinMax,
                 )
             rewritten = static
