@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,9 @@ class Parts:
     """Times the calls an implementation makes inside its tick, by part, without changing what it runs.
 
     ``wrap(name, call)`` returns ``call`` timed into this tick's ``name``; ``tick`` runs the implementation's
-    own tick and records its parts, with ``rest``: the tick's time not inside a wrapped call.
+    own tick and records its parts, with ``rest``: the tick's time not inside a wrapped call. Each wrapped
+    call adds two clock reads and a Python call (well under a microsecond) to the tick it times: ours has
+    three wrapped calls a tick, plain onnxruntime two.
     """
 
     def __init__(self, impl: Any, names: tuple[str, ...]) -> None:
@@ -63,13 +66,6 @@ class Parts:
         return elapsed, action
 
 
-class _TimedSession:
-    """An onnxruntime session whose ``run`` is timed by :class:`Parts`."""
-
-    def __init__(self, session: Any, run: Callable[..., Any]) -> None:
-        self.session, self.run = session, run
-
-
 def ours_in_parts(bundle: Any) -> Parts:
     """``ours_fp32``: the runner's own step; its backbone, observation and policy network timed apart."""
     ours = bench.Ours(bundle, 1)
@@ -86,8 +82,8 @@ def plain_in_parts(bundle: Any) -> Parts:
     plain = bench.PlainOrt(bundle, 1)
     parts = Parts(plain, ("backbone", "network"))
     if plain.backbone is not None:
-        plain.backbone = _TimedSession(plain.backbone, parts.wrap("backbone", plain.backbone.run))
-    plain.student = _TimedSession(plain.student, parts.wrap("network", plain.student.run))
+        plain.backbone = SimpleNamespace(run=parts.wrap("backbone", plain.backbone.run))  # all its tick calls
+    plain.student = SimpleNamespace(run=parts.wrap("network", plain.student.run))
     return parts
 
 
