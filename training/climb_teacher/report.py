@@ -20,16 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from training.rl.runner import CURVE, committed_curve
+from training.rl.runner import run_curve_rows
 
 FIGURES = ("mean_level", "course_success", "falls_per_1000_steps", "flat_speed_ratio")
-
-
-def read_curve(run: Path) -> list[dict[str, Any]]:
-    text = (run / CURVE).read_text() if (run / CURVE).exists() else committed_curve(run)
-    if text is None:
-        raise FileNotFoundError(f"{run}: no {CURVE} or curve.NNNNNN.jsonl.gz (a climb_teacher run folder has one)")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def finite_mean(values: list[float]) -> float | None:
@@ -88,7 +81,7 @@ def plot(report: dict[str, Any], out: Path) -> Path:
 
 
 def build(run: Path, window: int) -> dict[str, Any]:
-    rows = read_curve(run)
+    rows = run_curve_rows(run)
     if not rows:
         raise ValueError(f"{run}: the curve has no rows")
     provenance = json.loads((run / "provenance.json").read_text()) if (run / "provenance.json").exists() else {}

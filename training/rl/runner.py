@@ -60,6 +60,14 @@ def committed_curve(out: Path) -> str | None:
     return "".join(gzip.decompress(p.read_bytes()).decode() for p in parts) if parts else None
 
 
+def run_curve_rows(out: Path) -> list[dict[str, Any]]:
+    """A run folder's curve rows: its ``CURVE`` while it runs, else its committed ``CURVE_PART`` files."""
+    text = (out / CURVE).read_text() if (out / CURVE).exists() else committed_curve(out)
+    if text is None:
+        raise FileNotFoundError(f"{out}: no {CURVE} or curve.NNNNNN.jsonl.gz (a run folder of training.rl has one)")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 class CurveWriter(LogWriter):
     """Collects the scalars rsl_rl's logger writes for an iteration, by short name (``Loss/value`` -> ``value``)."""
 
