@@ -34,7 +34,8 @@ def run_starts(runs: list[dict[str, Any]]) -> list[tuple[int, int]]:
 
 
 def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: float) -> list[dict[str, Any]]:
-    """One entry per ``window_min`` minutes of iterations (the last may be shorter), in curve order."""
+    """One entry per ``window_min`` minutes of iterations, in curve order; a last part under half a window
+    joins the window before it (so the trend is not fitted to a stub)."""
     starts = run_starts(runs)
     minutes, env_steps, run_of = [], [], []
     elapsed_s, steps = 0.0, 0
@@ -45,12 +46,18 @@ def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: 
         minutes.append(elapsed_s / 60.0)
         env_steps.append(steps)
         run_of.append(k + 1)
-    out: list[dict[str, Any]] = []
+    bounds: list[tuple[int, int]] = []
     begin = 0
     while begin < len(rows):
         end = begin
         while end < len(rows) and minutes[end] <= minutes[begin] + window_min - 1e-9:
             end += 1
+        bounds.append((begin, end))
+        begin = end
+    if len(bounds) > 1 and minutes[-1] - minutes[bounds[-1][0]] < window_min / 2:  # a stub joins the window before
+        bounds[-2:] = [(bounds[-2][0], len(rows))]
+    out: list[dict[str, Any]] = []
+    for begin, end in bounds:
         part = rows[begin:end]
         out.append({
             "minutes": round(minutes[end - 1], 1),
@@ -59,7 +66,6 @@ def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: 
             "runs": sorted(set(run_of[begin:end])),
             **{key: _mean([r.get(key) for r in part]) for key in FIGURES},
         })  # fmt: skip
-        begin = end
     return out
 
 

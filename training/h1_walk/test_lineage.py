@@ -30,6 +30,10 @@ def test_windows_follow_the_minutes_and_name_each_run(tmp_path):
     assert report["env_steps"] == 120 * 3072 and report["run_start_minutes"] == [0.0, 60.0]
     assert report["trend"]["per_hour"]["speed_error_mps"] == pytest.approx(0.0, abs=1e-9)
     assert report["trend"]["hours_to_speed_error_target_at_this_pace"] is None  # flat: never
+    stub = lineage.build(_run_folder(tmp_path, lambda i: 0.5), window_min=25.0, trend_min=60.0)
+    assert [w["minutes"] for w in stub["windows"]] == [25.0, 50.0, 75.0, 100.0, 120.0]  # the last 20 min are not a stub
+    joined = lineage.build(_run_folder(tmp_path, lambda i: 0.5), window_min=23.0, trend_min=60.0)
+    assert [w["minutes"] for w in joined["windows"]] == [23.0, 46.0, 69.0, 92.0, 120.0]  # 5 min joined the last window
 
 
 def test_a_falling_error_gives_the_hours_its_pace_needs(tmp_path):

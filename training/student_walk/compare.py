@@ -53,17 +53,33 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def bundles_robot(bundles: list[str]) -> str:
+    """The robot every bundle's manifest names (a bundle without one is a G1's); a mix is refused by name."""
+    from parkour_core.bundle import MANIFEST
+    from parkour_core.bundles import resolve_bundle
+
+    robots = {}
+    for bundle in bundles:
+        manifest = resolve_bundle(bundle) / MANIFEST
+        robots[bundle] = (json.loads(manifest.read_text()) if manifest.is_file() else {}).get("robot") or "g1"
+    if len(set(robots.values())) > 1:
+        named = ", ".join(f"{b} ({r})" for b, r in robots.items())
+        raise ValueError(f"--bundles mixes robots: {named}; compare one robot's bundles at a time")
+    return next(iter(robots.values()))
+
+
 def compare_walk(
     bundles: list[str],
     out: Path,
     duration_s: float = DURATION_S,
-    robot: str = "g1",
+    robot: str | None = None,
     robot_models: tuple[str, ...] = ("",),
 ) -> dict[str, Any]:
-    """Each bundle on each robot model (``""``: the robot's default); labels ``<bundle>@<model>`` when
-    more than one model runs."""
+    """Each bundle on each model of their robot (``""``: the robot's default; ``robot``: default the one
+    the bundles' manifests name); labels ``<bundle>@<model>`` when more than one model runs."""
     from parkour_core.provenance import provenance
 
+    robot = robot or bundles_robot(bundles)
     out = Path(out)
     if (out / "compare.json").exists():
         raise FileExistsError(f"{out / 'compare.json'} exists: pick a new --out")
@@ -80,7 +96,14 @@ def compare_walk(
             run_walk(bundle, run, config, duration_s)
             runs[label] = run
             results[label] = {**walk_metrics(*load_run(run)), "robot_model": model or "default"}
-    summary = {**record, "script": WALK_SCRIPT, "duration_s": duration_s, "settle_s": SETTLE_S, "bundles": results}
+    summary = {
+        **record,
+        "robot": robot,
+        "script": WALK_SCRIPT,
+        "duration_s": duration_s,
+        "settle_s": SETTLE_S,
+        "bundles": results,
+    }
     (out / "compare.json").write_text(json.dumps(summary, indent=1))
     (out / "compare.md").write_text(markdown(results))
     plot_walks(runs, out / "compare.png", duration_s)

@@ -61,3 +61,12 @@ def test_labels_are_distinct_for_bundles_in_run_folders():
         "student_walk",
         "student_walk_2",
     ]
+
+
+def test_the_robot_is_the_one_the_bundles_name_and_a_mix_is_refused_by_name():
+    from training.student_walk.compare import bundles_robot
+
+    assert bundles_robot(["h1_walk", "models/h1_walk_run/bundle"]) == "h1"
+    assert bundles_robot(["student_walk"]) == "g1"
+    with pytest.raises(ValueError, match=r"mixes robots: student_walk \(g1\), h1_walk \(h1\)"):
+        bundles_robot(["student_walk", "h1_walk"])
