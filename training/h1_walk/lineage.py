@@ -33,19 +33,20 @@ def run_starts(runs: list[dict[str, Any]]) -> list[tuple[int, int]]:
     return [(int(r["first_iteration"]), int(r["env_steps"]) // max(int(r["iterations"]), 1)) for r in runs]
 
 
+def minutes_before(rows: list[dict[str, Any]]) -> np.ndarray:
+    """Training minutes before each row and, last, after them all (the rows' own ``wall_s``)."""
+    return np.concatenate([[0.0], np.cumsum([float(r["wall_s"]) for r in rows])]) / 60.0
+
+
 def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: float) -> list[dict[str, Any]]:
     """One entry per ``window_min`` minutes of iterations, in curve order; a last part under half a window
     joins the window before it (so the trend is not fitted to a stub)."""
     starts = run_starts(runs)
-    minutes, env_steps, run_of = [], [], []
-    elapsed_s, steps = 0.0, 0
-    for r in rows:
-        k = max((i for i, (first, _) in enumerate(starts) if r["iteration"] >= first), default=0)
-        elapsed_s += float(r["wall_s"])
-        steps += starts[k][1] if starts else 0
-        minutes.append(elapsed_s / 60.0)
-        env_steps.append(steps)
-        run_of.append(k + 1)
+    firsts = np.array([first for first, _ in starts], dtype=np.int64)
+    per_iteration = np.array([steps for _, steps in starts] or [0], dtype=np.int64)
+    run_index = np.maximum(np.searchsorted(firsts, [r["iteration"] for r in rows], side="right") - 1, 0)
+    env_steps = np.cumsum(per_iteration[run_index])
+    minutes = minutes_before(rows)[1:]
     bounds: list[tuple[int, int]] = []
     begin = 0
     while begin < len(rows):
@@ -60,10 +61,10 @@ def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: 
     for begin, end in bounds:
         part = rows[begin:end]
         out.append({
-            "minutes": round(minutes[end - 1], 1),
-            "env_steps": env_steps[end - 1],
+            "minutes": round(float(minutes[end - 1]), 1),
+            "env_steps": int(env_steps[end - 1]),
             "iterations": [part[0]["iteration"], part[-1]["iteration"]],
-            "runs": sorted(set(run_of[begin:end])),
+            "runs": sorted({int(k) + 1 for k in run_index[begin:end]}),
             **{key: _mean([r.get(key) for r in part]) for key in FIGURES},
         })  # fmt: skip
     return out
@@ -136,10 +137,9 @@ def build(run: Path, window_min: float, trend_min: float) -> dict[str, Any]:
         raise ValueError(f"{run}: the curve has no rows")
     runs = json.loads((run / "provenance.json").read_text())["runs"]
     wins = windows(rows, runs, window_min)
-    firsts = [first for first, _ in run_starts(runs)]
-    before = np.concatenate([[0.0], np.cumsum([float(r["wall_s"]) for r in rows])]) / 60.0  # minutes before each row
+    before = minutes_before(rows)
     index = {r["iteration"]: k for k, r in enumerate(rows)}
-    starts = [round(float(before[index[f]]), 1) for f in firsts if f in index]
+    starts = [round(float(before[index[first]]), 1) for first, _ in run_starts(runs) if first in index]
     return {
         "run": str(run),
         "iterations": len(rows),

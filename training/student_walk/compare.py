@@ -54,14 +54,11 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
 
 
 def bundles_robot(bundles: list[str]) -> str:
-    """The robot every bundle's manifest names (a bundle without one is a G1's); a mix is refused by name."""
-    from parkour_core.bundle import MANIFEST
+    """The robot every bundle's manifest names; a mix is refused by name."""
+    from parkour_core.bundle import read_manifest
     from parkour_core.bundles import resolve_bundle
 
-    robots = {}
-    for bundle in bundles:
-        manifest = resolve_bundle(bundle) / MANIFEST
-        robots[bundle] = (json.loads(manifest.read_text()) if manifest.is_file() else {}).get("robot") or "g1"
+    robots = {bundle: read_manifest(resolve_bundle(bundle)).robot for bundle in bundles}
     if len(set(robots.values())) > 1:
         named = ", ".join(f"{b} ({r})" for b, r in robots.items())
         raise ValueError(f"--bundles mixes robots: {named}; compare one robot's bundles at a time")
