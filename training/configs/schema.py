@@ -41,6 +41,9 @@ class EnvConfig:
         "mujoco_cpu", choices=("mujoco_cpu", "mjlab", "isaac"), doc="simulator: plain MuJoCo (CPU), mjlab, Isaac Lab"
     )
     robot: str = param("g1", choices=("g1", "h1"), doc="g1 (every task with references), h1 (h1_walk)")
+    robot_model: str = param(
+        "", doc="h1_walk: the robot's MuJoCo model (parkour_sim.models: '' the robot's default, or a name it lists)"
+    )
     num_envs: int = param(4096, 1, 262144, doc="parallel environments over ALL ranks (each GPU runs num_envs/world)")
     episode_length_s: float = param(10.0, 0.1, 120.0, doc="time-out (PHP released code: 10 s)")
     control_hz: float = param(50.0, 10.0, 500.0, doc="policy rate (the robot runs the student at 50 Hz)")
@@ -487,6 +490,14 @@ def _validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             f"env.robot: {cfg.env.robot!r} with task {cfg.task}: the H1 trains h1_walk, and h1_walk the H1"
         )
+    if cfg.env.robot_model:
+        from parkour_core.robots import get_robot
+        from parkour_sim.models import robot_model
+
+        try:
+            robot_model(get_robot(cfg.env.robot), cfg.env.robot_model)
+        except ValueError as e:
+            raise ConfigError(f"env.robot_model: {e}") from None
     _check_range_pair("course.speed_mps", cfg.course.speed_mps, 0.0, 5.0)
     cl = cfg.climb
     _check_range_pair("climb.speed_mps", cl.speed_mps, 0.0, 5.0)

@@ -87,6 +87,7 @@ class BatchedMujoco:
         max_boxes: int = MAX_BOXES,
         nthread: int = 2,
         push_body: str | None = None,
+        robot_model: str = "",
     ) -> None:
         if num_envs < 1 or decimation < 1 or nthread < 1:
             raise ValueError(f"num_envs, decimation and nthread must be >= 1 ({num_envs}, {decimation}, {nthread})")
@@ -94,7 +95,7 @@ class BatchedMujoco:
         self.num_envs = num_envs
         self.decimation = decimation
         self.physics_dt_s = physics_dt_s
-        base = build_model(robot, _slot_scene(max_boxes), physics_dt_s)
+        base = build_model(robot, _slot_scene(max_boxes), physics_dt_s, robot_model)
         self.joint_ids = np.array([base.joint(n).id for n in robot.joint_names])
         self.qpos_adr = base.jnt_qposadr[self.joint_ids]
         self.qvel_adr = base.jnt_dofadr[self.joint_ids]

@@ -58,6 +58,7 @@ class H1WalkConfig:
     """Defaults are the nominal robot (no randomization, noise or curriculum): what evaluation runs."""
 
     num_envs: int = 64
+    robot_model: str = ""  # parkour_sim.models: "" is the H1's default (Unitree's MJCF)
     physics_dt_s: float = 0.005
     control_hz: float = 50.0
     nthread: int = 2
@@ -120,7 +121,15 @@ class H1WalkEnv:
         self.max_episode_length = round(cfg.episode_s / self.dt_s)
         self.kp, self.kd = robot.kp_stand.copy(), robot.kd_stand.copy()
         self.sim = BatchedMujoco(
-            cfg.num_envs, robot, cfg.physics_dt_s, cfg.decimation, self.kp, self.kd, max_boxes=1, nthread=cfg.nthread
+            cfg.num_envs,
+            robot,
+            cfg.physics_dt_s,
+            cfg.decimation,
+            self.kp,
+            self.kd,
+            max_boxes=1,
+            nthread=cfg.nthread,
+            robot_model=cfg.robot_model,
         )
         model = self.sim.base_model
         self.foot_sites = np.array([model.site(s).id for s in FOOT_SITES])

@@ -37,7 +37,8 @@ REPO = repo_root()
 def env_config(cfg: TrainConfig) -> H1WalkConfig:
     e, v = cfg.env, cfg.velocity
     return H1WalkConfig(
-        num_envs=e.num_envs, physics_dt_s=e.physics_dt_s, control_hz=e.control_hz, seed=cfg.run.seed,
+        num_envs=e.num_envs, robot_model=e.robot_model, physics_dt_s=e.physics_dt_s, control_hz=e.control_hz,
+        seed=cfg.run.seed,
         episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=_pair(v.vx), vy=_pair(v.vy),
         yaw_rate=_pair(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
         fall_height_m=v.fall_height_m, fall_tilt_rad=v.fall_tilt_rad, joint_noise_rad=v.joint_noise_rad,
