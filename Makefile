@@ -17,9 +17,13 @@ LINT_DIRS := $(wildcard src tests bench training scripts)
 setup:
 	bash scripts/setup.sh
 
+# The training workspace's layers: import-linter's contracts (pyproject.toml [tool.importlinter]: the library never
+# imports a task, the runtime never imports training) and ruff's PLC2701 (training takes no private name of src/).
 lint:
 	$(RUFF) check $(LINT_DIRS)
 	$(RUFF) format --check $(LINT_DIRS)
+	$(VENV)/bin/lint-imports
+	$(RUFF) check --preview --select PLC2701 training
 
 type:
 	$(MYPY) src/parkour_core

@@ -263,7 +263,7 @@ def eval_alone(*results: dict[str, Any]) -> str:
 
 
 def climb_teacher_windows(report: dict[str, Any]) -> str:
-    """The climbing teacher's curve in windows of iterations (``python -m training.climb_teacher.report``):
+    """The climbing teacher's curve in windows of iterations (``python -m training.tasks.climb_teacher.report``):
     env-steps at each window's end, the mean curriculum level, and boxes passed of those attempted by height."""
     levels = report["levels_m"]
     seen = [k for k in range(len(levels)) if any(w["boxes_attempted_by_level"][k] for w in report["windows"])]
@@ -617,14 +617,14 @@ def teacher_backends(result: dict[str, Any]) -> str:
 
 def stage2_ppo_weight(result: dict[str, Any]) -> str:
     """ "Retrained through the library": the DAgger-only stage-2 run beside the one where lambda_PPO carried
-    weight (training/student_step/compare.py's JSON: training figures and the 10 cm eval cells)."""
-    from training.student_step.compare import markdown
+    weight (training/tasks/student_step/compare.py's JSON: training figures and the 10 cm eval cells)."""
+    from training.tasks.student_step.compare import markdown
 
     return markdown(result)
 
 
 def teacher_speed(result: dict[str, Any]) -> str:
-    """ "Its teacher is little faster": stage 2's teacher on the course (training/student_step/teacher_speed.py),
+    """ "Its teacher is little faster": stage 2's teacher on the course (training/tasks/student_step/teacher_speed.py),
     its targets as given beside them clamped where the supervisor clamps them."""
     cells = {(c["command_mps"], c["height_m"], c["randomized"], c.get("supervisor_limits", False)): c
              for c in result["cells"]}  # fmt: skip
@@ -645,7 +645,8 @@ def teacher_speed(result: dict[str, Any]) -> str:
 
 
 def h1_walk(result: dict[str, Any]) -> str:
-    """ "H1": how far the h1_walk task got (training/h1_walk/report.py: the curve, the training env, the graph)."""
+    """ "H1": how far the h1_walk task got (training/tasks/h1_walk/report.py: the curve, the training env,
+    the graph)."""
     t, env, graph = result["training"], result["in_training_env"], result["in_graph"]
     first, last = t["first_iterations"], t["last_iterations"]
     speed = env["forward_speed_mps_of_those_up"]

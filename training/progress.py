@@ -15,6 +15,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -146,3 +147,29 @@ class RunProgress:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.close()
+
+
+def plot_curves(
+    rows: list[dict[str, Any]], panels: Sequence[tuple[str, Sequence[tuple[str, str]]]], path: Path
+) -> None:
+    """One panel per (title, [(row key, label)]) against the iteration; missing keys are skipped."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = [r["iteration"] for r in rows]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for ax, (title, series) in zip(axes[0], panels, strict=True):
+        for key, label in series:
+            if any(key in r for r in rows):
+                ax.plot(k, [r.get(key, math.nan) for r in rows], label=label)
+        ax.set_title(title)
+        ax.set_xlabel("iteration")
+        if "loss" in title.lower():
+            ax.set_yscale("log")
+        if len(series) > 1:
+            ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

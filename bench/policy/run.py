@@ -376,7 +376,7 @@ def trained_torch_modules(bundle: Bundle) -> tuple[Any, Any]:
     import torch
 
     from training.export.models import DepthBackbone, RecurrentStudent
-    from training.student_walk.bundle import CHECKPOINT, pair_size
+    from training.tasks.student_walk.bundle import CHECKPOINT, pair_size
 
     saved = torch.load(bundle.path / CHECKPOINT, map_location="cpu", weights_only=False)
     size = pair_size(saved["state_dict"])

@@ -123,7 +123,7 @@ def bare_block(task: Any, steps: int) -> list[float]:
 BASELINE_WALK = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from training.student_walk.run import run_student_walk
+from training.tasks.student_walk.run import run_student_walk
 r = run_student_walk(sys.argv[2], "walk", 0, "cpu", None, float(sys.argv[3]), log=lambda s: None)
 """
 
@@ -180,18 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from training.cli.train_cmd import parse_overrides
-    from training.climb_teacher.env import ClimbEnv
     from training.configs.schema import load_train_config
     from training.envs import rewards
     from training.envs.mujoco_cpu import BatchedMujoco
     from training.envs.student import DepthPipeline, StudentEnv
     from training.envs.tracking import TrackingEnv
-    from training.h1_walk import rewards as h1_rewards
-    from training.h1_walk.env import H1WalkEnv
     from training.rl.env import NumpyVecEnv
     from training.rl.runner import Budget, Runner
     from training.rl.train import task_class
-    from training.student_walk.teacher import WalkTeacher
+    from training.tasks.climb_teacher.env import ClimbEnv
+    from training.tasks.h1_walk import rewards as h1_rewards
+    from training.tasks.h1_walk.env import H1WalkEnv
+    from training.tasks.student_walk.teacher import WalkTeacher
 
     torch.set_num_threads(2)
     overrides = parse_overrides(args.set)

@@ -30,7 +30,7 @@ from parkour_core.stats import write_json  # noqa: E402
 
 def run_round(physics_dt_s: float, seed: int, num_envs: int, seconds: float) -> dict[str, Any]:
     from training.configs.schema import load_train_config
-    from training.student_walk.task import WalkTask
+    from training.tasks.student_walk.task import WalkTask
 
     cfg = load_train_config("student_walk", {"env.physics_dt_s": physics_dt_s, "run.seed": seed})
     task = WalkTask(cfg, num_envs=num_envs)

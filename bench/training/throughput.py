@@ -39,10 +39,10 @@ from parkour_core.provenance import provenance  # noqa: E402
 from training.configs import TrainConfig, load_train_config  # noqa: E402
 from training.envs.privileged import privileged_size  # noqa: E402
 from training.export.student import STUDENT_OBS_TERMS  # noqa: E402
-from training.php_student.task import MASK_GROUP  # noqa: E402
 from training.rl.algorithms import HybridPPO  # noqa: E402
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP  # noqa: E402
 from training.rl.task_cfg import hybrid_student_cfg, ppo_mlp_cfg  # noqa: E402
+from training.tasks.php_student.task import MASK_GROUP  # noqa: E402
 
 TEACHER_OBS = 449  # PHP code's actor: 160 proprioceptive/reference terms + 289 height-scan rays
 DEPTH_HW = (58, 87)  # the bundle's policy image

@@ -237,14 +237,14 @@ def run(args: argparse.Namespace) -> int:
     paths = [b.path.resolve() for b in loaded]
     teachers: list[Path | None] = [None] * len(names)
     for teacher in teacher_files:
-        from training.climb_teacher.policy import ClimbTeacherPolicy, TeacherFileError
-        from training.eval.episode import TEACHER_PREFIX
+        from training.eval.episode import privileged_policy
+        from training.tasks.climb_teacher.policy import ClimbTeacherPolicy, TeacherFileError
 
         try:
             policy = ClimbTeacherPolicy(teacher)  # a file that is no teacher.pt fails here, before any worker starts
         except TeacherFileError as e:
             raise ValueError(f"--teacher {e}") from None
-        names.append(TEACHER_PREFIX + str(teacher))
+        names.append(privileged_policy("training.tasks.climb_teacher.policy:ClimbTeacherPolicy", teacher))
         loaded.append(policy.bundle)
         paths.append(teacher.parent / ("climb_teacher" if len(teacher_files) == 1 else teacher.parent.name))  # label
         teachers.append(teacher)

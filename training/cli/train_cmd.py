@@ -1,14 +1,13 @@
 """Training: `parkour train smoke|run|student-walk|student-step --out DIR ...`.
 
-`smoke --out DIR [--method php|hil|llp|hpl] [--size tiny|smoke] [--seed S] [--config YAML]` runs PHP's
-chain end to end on the CPU at toy size: motion matching (DIR/mm), a tracking teacher by PPO, the
-recurrent depth student by hybrid DAgger + PPO, the export (DIR/bundle, with the ONNX-vs-torch parity
-and int8 checks), and the bundle through the simulated graph (DIR/sim). A size is a config
-(training/configs/smoke_tiny.yaml, smoke.yaml; tiny is the tests' size); `--method` runs another
-paper's method (training/methods/<method>) to the same outputs and the same bundle contract.
+`smoke --out DIR [--size tiny|smoke] [--seed S] [--config YAML]` runs PHP's chain end to end on the
+CPU at toy size: motion matching (DIR/mm), a tracking teacher by PPO, the recurrent depth student by
+hybrid DAgger + PPO, the export (DIR/bundle, with the ONNX-vs-torch parity and int8 checks), and the
+bundle through the simulated graph (DIR/sim). A size is a preset (training/tasks/smoke/presets/
+smoke_tiny.yaml, smoke.yaml; tiny is the tests' size).
 
-`run --config NAME --out DIR [--set KEY=VALUE ...]` trains any task of the one runner (training/rl)
-from its typed config under training/configs/; `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab.
+`run --config NAME --out DIR [--set KEY=VALUE ...]` trains any registered task (training/tasks/<task>/)
+through the one runner (training/rl) from a preset it ships; `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab.
 `student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by
 DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger + PPO,
 from stage 1's bundle (`--init`, default models/student_walk). DIR/curve.jsonl grows with every
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 HELP = "train policies (smoke: the whole CPU pipeline at toy size)"
-METHODS = ("php", "hil", "llp", "hpl")
 
 
 def add_parser(p: argparse.ArgumentParser) -> None:
@@ -34,30 +32,27 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         default=None,
-        help="--method php: the student's config (default training/configs/php_student[_tiny].yaml)",
+        help="the student's config (default: the size's php_student or php_student_tiny)",
     )
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
         "--size", default="smoke",
-        help="a smoke size: training/configs/*.yaml with task: smoke (tiny: the tests, ~1 min; smoke: minutes)",
+        help="a smoke size: a preset with task: smoke (tiny: the tests, ~1 min; smoke: minutes)",
     )  # fmt: skip
     s.add_argument("--no-sim", action="store_true", help="skip the simulated-graph stage")
-    s.add_argument(
-        "--method",
-        choices=METHODS,
-        default="php",
-        help="php (motion-matching teacher + hybrid DAgger/PPO), hil (adversarial motion prior), "
-        "llp (MLP-GRU-MLP student with height-scan reconstruction), hpl (fractal terrain, curriculum, "
-        "DAgger with the environments in worker processes); all end in the same bundle contract",
-    )
 
-    r = sub.add_parser("run", help="any task from its training config, through the one runner (training/rl)")
-    r.add_argument("--config", default=None, help="a name under training/configs/ (student_walk, ...) or a YAML path")
+    r = sub.add_parser(
+        "run",
+        help="any registered task from one of its presets, through the one runner (training/rl)",
+        epilog=task_list(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("--config", default=None, help="a preset's name (the list below) or a YAML path")
     r.add_argument("--out", type=Path, default=None, help="output folder (curve.jsonl, <task>.json, curves.png, ...)")
     r.add_argument(
         "--resume", type=Path, default=None, metavar="RUN_DIR",
         help="continue the run in RUN_DIR exactly from its model_latest.pt (its config and overrides; --set may "
-        "change only run.minutes or run.max_iterations)",
+        "change only run.minutes, run.max_iterations or run.save_interval)",
     )  # fmt: skip
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (YAML value), e.g. --set run.minutes=20; repeatable")  # fmt: skip
@@ -117,6 +112,17 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     )
 
 
+def task_list() -> str:
+    """The registered tasks and their presets, for ``parkour train run --help``."""
+    from training.registry import tasks
+
+    lines = ["tasks (training/tasks/<task>/, each registered by its folder) and their presets (--config):"]
+    for name, task in tasks().items():
+        lines.append(f"  {name}: {task.summary}")
+        lines.append(f"      presets: {', '.join(p.stem for p in task.preset_files()) or '(none)'}")
+    return "\n".join(lines)
+
+
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` pairs (VALUE read as YAML: numbers, booleans, lists) as config overrides."""
     import yaml
@@ -137,7 +143,7 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
 
 
 MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
-MJLAB_TEACHER_TASKS = ("php", "php_teacher", "h1_walk")  # PHP's tracking teacher and the H1 velocity task
+MJLAB_TEACHER_TASKS = ("php_teacher", "h1_walk")  # PHP's tracking teacher and the H1 velocity task
 MJLAB_STUDENT_TASKS = (
     "student_walk",
     "student_step",
@@ -258,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.train_action == "compare-walk":
-        from training.student_walk.compare import compare_walk
+        from training.tasks.student_walk.compare import compare_walk
 
         bundles = [b.strip() for b in args.bundles.split(",") if b.strip()]
         if not bundles:
@@ -268,20 +274,12 @@ def run(args: argparse.Namespace) -> int:
         print((Path(args.out) / "compare.md").read_text(), end="")
         return 0
     # Imported here: torch and the training stack are not needed by other commands.
-    import importlib
-
-    from training.pipeline.smoke import run_smoke
+    from training.tasks.smoke.smoke import run_smoke
 
     def log(line: str) -> None:
         print(line, flush=True)
 
-    if args.method == "php":
-        result = run_smoke(args.out, config=args.config, seed=args.seed, size=args.size, sim=not args.no_sim, log=log)
-    else:
-        if args.config is not None:
-            raise ValueError(f"--config applies to --method php; {args.method} sizes its run with --size")
-        method = importlib.import_module(f"training.methods.{args.method}.smoke")
-        result = method.run_method_smoke(Path(args.out), args.size, args.seed, not args.no_sim, log)
+    result = run_smoke(args.out, config=args.config, seed=args.seed, size=args.size, sim=not args.no_sim, log=log)
     ret = result["teacher_return"]
     loss = result["student_loss"]
     sim = result["sim"]

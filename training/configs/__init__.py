@@ -1,7 +1,6 @@
-"""Typed training configurations: the schema (schema.py) and the shipped YAML files beside it."""
+"""Typed training configurations: the schema (schema.py); the presets live in each task's folder."""
 
 from training.configs.schema import (
-    CONFIG_DIR,
     ConfigError,
     TrainConfig,
     describe_train_config,
@@ -11,7 +10,6 @@ from training.configs.schema import (
 )
 
 __all__ = [
-    "CONFIG_DIR",
     "ConfigError",
     "TrainConfig",
     "describe_train_config",

@@ -10,7 +10,6 @@ import yaml
 
 from training.algorithms.hybrid import DAGGER_COEF
 from training.configs import ConfigError, TrainConfig, describe_train_config, load_train_config, shipped
-from training.configs.schema import load_smoke_size, smoke_sizes
 
 
 def test_every_shipped_yaml_loads() -> None:
@@ -42,8 +41,9 @@ def test_smoke_is_toy_sized() -> None:
 
 
 def _write(tmp_path: Path, data: dict) -> Path:
+    """``data`` as a config file, of the php_teacher task unless it names another."""
     path = tmp_path / "cfg.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(yaml.safe_dump({"task": "php_teacher", **data}))
     return path
 
 
@@ -90,7 +90,7 @@ def test_train_run_gives_a_yaml_error_as_one_line_naming_the_file(tmp_path: Path
     from parkour_bringup.cli import main
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text("task: php\nenv:\n  num_envs: [4\n")
+    bad.write_text("task: php_teacher\nenv:\n  num_envs: [4\n")
     assert main(["train", "run", "--config", str(bad), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"parkour train: error: {bad}:4:1: not valid YAML: expected ',' or ']', but got '<stream end>' "
@@ -113,29 +113,3 @@ def test_describe_lists_every_section() -> None:
     lines = describe_train_config()
     assert any(line.startswith("ppo.num_mini_batches: int") for line in lines)
     assert any(line.startswith("randomization.static_friction: list") for line in lines)
-
-
-def test_smoke_sizes_are_configs_that_name_each_methods_configs() -> None:
-    assert set(smoke_sizes()) == {"tiny", "smoke"}
-    tasks = {"php_teacher": "php_teacher", "php_student": "php_student", "hil_teacher": "hil_teacher",
-             "llp_student": "llp_student", "hpl_oracle": "hpl_oracle", "hpl_student": "hpl_student"}  # fmt: skip
-    for name in smoke_sizes():
-        size = load_smoke_size(name)
-        assert size.size == name
-        for stage, task in tasks.items():
-            cfg = load_train_config(getattr(size, stage))
-            assert cfg.task == task, (name, stage)
-            assert (name == "tiny") == getattr(size, stage).endswith("_tiny")
-    assert load_smoke_size("tiny").motions <= load_smoke_size("smoke").motions
-
-
-def test_an_unknown_smoke_size_says_which_exist() -> None:
-    with pytest.raises(ConfigError, match=r"smoke size 'huge' is not one of smoke, tiny"):
-        load_smoke_size("huge")
-
-
-def test_only_a_smoke_size_names_itself(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"smoke\.size"):
-        load_train_config(_write(tmp_path, {"smoke": {"size": "medium"}}))
-    with pytest.raises(ConfigError, match=r"smoke\.size"):
-        load_train_config(_write(tmp_path, {"task": "smoke"}))

@@ -11,7 +11,9 @@ ablation: :class:`TrialRunner`.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +35,8 @@ from parkour_sim.depth_camera import SimDepthSensor
 from parkour_sim.physics import RobotSim
 from training.eval.protocol import Instance, Protocol, verdict
 
-TEACHER_PREFIX = "teacher:"  # "teacher:PATH/teacher.pt": the privileged climbing teacher (training.climb_teacher)
+# "privileged:MODULE:CLASS=PATH" in place of a bundle: a privileged policy (a teacher), CLASS(PATH).
+PRIVILEGED_PREFIX = "privileged:"
 SETTLE_AFTER_STAND_S = 0.5  # released from the band, standing, before activation
 PATH_HZ = 25.0  # base positions kept for the verdict and the plots
 
@@ -63,12 +66,19 @@ class TrialResult:
         }
 
 
+def privileged_policy(factory: str, path: str | Path) -> str:
+    """What stands for a bundle to run ``factory(path)`` (``factory``: ``"module:Class"``) in its place."""
+    return f"{PRIVILEGED_PREFIX}{factory}={path}"
+
+
 class TrialRunner:
     """Loads the bundle and the stack config once; runs trials in this process.
 
-    ``TEACHER_PREFIX + path`` in place of a bundle runs the trained climbing teacher (``teacher.pt``)
-    instead: privileged (told the course's boxes and reading the base's world position), under the walking
-    policy's bundle's gains and the same supervisor, so the teacher -> student gap is read on like trials.
+    :func:`privileged_policy` in place of a bundle runs a privileged policy instead (a trained teacher, such
+    as the climbing teacher's ``teacher.pt``): told the course's boxes and reading the base's world position,
+    under the bundle it names (its ``bundle``: the gains) and the same supervisor, so the teacher -> student
+    gap is read on like trials. The policy has ``bundle``, ``bind(base_pos, boxes)``, ``reset()`` and
+    ``step(q, dq, quat_wxyz, gyro, command) -> joint targets``.
 
     ``depth_ablation``: the camera sees the same robot pose over flat ground (a second copy of the robot in
     a world without the obstacles, posed like the first at every frame), with the same noise and latency:
@@ -78,10 +88,10 @@ class TrialRunner:
     def __init__(self, bundle: str, cfg: StackConfig, depth_ablation: bool = False) -> None:
         self.depth_ablation = depth_ablation
         self.teacher: Any = None
-        if bundle.startswith(TEACHER_PREFIX):
-            from training.climb_teacher.policy import ClimbTeacherPolicy
-
-            self.teacher = ClimbTeacherPolicy(bundle[len(TEACHER_PREFIX) :])
+        if bundle.startswith(PRIVILEGED_PREFIX):
+            factory, _, path = bundle[len(PRIVILEGED_PREFIX) :].partition("=")
+            module, _, attr = factory.partition(":")
+            self.teacher = getattr(importlib.import_module(module), attr)(path)
             self.bundle: Bundle = self.teacher.bundle
             bundle = str(self.bundle.path)
         else:

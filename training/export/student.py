@@ -119,7 +119,7 @@ def student_manifest(
     latent_dim: int = 32,
 ) -> Manifest:
     """The standard student's manifest. A student trained with other terms, a gait clock or other gains
-    (``training.student_walk``) replaces those fields; ``export_student(template=...)`` does."""
+    (``training.tasks.student_walk``) replaces those fields; ``export_student(template=...)`` does."""
     return Manifest(
         format_version=FORMAT_VERSION,
         name=name,

@@ -138,7 +138,7 @@ class HybridPPO(PPO):
     ``training.algorithms.schedules.schedule_at(k, K)`` (lambda_D = max(0.1, 1 - k / (K/2)), lambda_PPO =
     1 - lambda_D; the KL-adaptive learning rate only once lambda_PPO > 0.1). ``k`` is set from outside
     (``schedule_iteration``): a task may gate it on success. An actor that has :class:`AuxiliaryLosses` adds
-    its own terms (LLP's height-scan reconstruction) to every mini-batch's loss. Stage 2.
+    its own terms (a reconstruction head's loss, say) to every mini-batch's loss. Stage 2.
 
     rsl_rl's ``PPO.update`` computes its loss inline, so :meth:`update` restates its mini-batch loop with the
     extra term, the loss pieces from :mod:`training.algorithms.hybrid`. Its multi-GPU part is rsl_rl's, kept

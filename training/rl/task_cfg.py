@@ -1,4 +1,5 @@
-"""The rsl_rl train-config pieces the tasks share, from our typed config."""
+"""rsl_rl's train configs, built here only, from our typed config: PPO on MLPs, the hybrid DAgger + PPO
+student and the blended DAgger student (a task picks one in its ``train_cfg`` and names its groups)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from rsl_rl.models import MLPModel
 from rsl_rl.modules.distribution import GaussianDistribution
 
 from training.configs.schema import TrainConfig
-from training.rl.algorithms import HybridPPO
-from training.rl.models import DEPTH_GROUP, DepthRecurrentModel
+from training.rl.algorithms import BlendedDistillation, HybridPPO
+from training.rl.models import DEPTH_GROUP, DepthRecurrentModel, ObservedTeacher
 
 
 def ppo_mlp_cfg(cfg: TrainConfig, actor_groups: list[str], critic_groups: list[str]) -> dict[str, Any]:
@@ -63,4 +64,23 @@ def hybrid_student_cfg(cfg: TrainConfig, critic_groups: list[str], **algorithm: 
         },
         "critic": {"class_name": MLPModel, "hidden_dims": list(cfg.policy.critic_hidden),
                    "activation": cfg.policy.activation, "obs_normalization": True},
+    }  # fmt: skip
+
+
+def distillation_cfg(cfg: TrainConfig, student_groups: list[str], teacher_groups: list[str]) -> dict[str, Any]:
+    """``BlendedDistillation`` (DAgger, the teacher's share of the acted action falling to zero) of the depth
+    student from a teacher whose actions are an observation group, from the config's ``distill`` section."""
+    d = cfg.distill
+    return {
+        "num_steps_per_env": cfg.ppo.num_steps_per_env,
+        "save_interval": cfg.run.save_interval,
+        "obs_groups": {"student": student_groups, "teacher": teacher_groups},
+        "algorithm": {
+            "class_name": BlendedDistillation, "num_learning_epochs": d.num_epochs,
+            "num_mini_batches": d.num_mini_batches, "learning_rate": d.learning_rate,
+            "max_grad_norm": cfg.ppo.max_grad_norm, "loss_type": "mse",
+            "beta_end_fraction": d.beta_end_fraction, "teacher_env_fraction": d.teacher_env_fraction,
+        },
+        "student": student_model_cfg(cfg),
+        "teacher": {"class_name": ObservedTeacher},
     }  # fmt: skip

@@ -48,7 +48,7 @@ METHODS = ("raycast", "render")
 
 # A mount frame looks along +x with z up (ROS body convention, like Unitree's URDF camera link); a
 # MuJoCo camera looks along its -z with y up. Columns: the camera's x, y, z axes in the mount frame.
-_MOUNT_FROM_MUJOCO_CAMERA = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+MOUNT_FROM_MUJOCO_CAMERA = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 
 
 def rpy_matrix(rpy: tuple[float, float, float]) -> NDArray[np.float64]:
@@ -66,7 +66,7 @@ def rpy_matrix(rpy: tuple[float, float, float]) -> NDArray[np.float64]:
 def camera_quat_wxyz(rpy: tuple[float, float, float]) -> NDArray[np.float64]:
     """Orientation of the MuJoCo camera in its mount body for a mount at ``rpy``."""
     quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, (rpy_matrix(rpy) @ _MOUNT_FROM_MUJOCO_CAMERA).ravel())
+    mujoco.mju_mat2Quat(quat, (rpy_matrix(rpy) @ MOUNT_FROM_MUJOCO_CAMERA).ravel())
     return quat
 
 

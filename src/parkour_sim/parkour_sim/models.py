@@ -60,7 +60,7 @@ _VISUAL_GROUP_IN_FILE = 2  # the depth camera's terrain group (parkour_sim.depth
 _VISUAL_GROUP = 1
 
 
-def _armature(joint: str) -> float:
+def joint_armature(joint: str) -> float:
     for pattern, value in _G1_ARMATURE:
         if re.fullmatch(pattern, joint):
             return value
@@ -72,7 +72,7 @@ def _adapt_mjlab_g1(mj: mujoco.MjSpec, spec: RobotSpec) -> None:
         j = mj.joint(joint.name)
         if j is None:
             raise ValueError(f"mjlab's G1 has no joint {joint.name!r}")
-        j.armature = _armature(joint.name)
+        j.armature = joint_armature(joint.name)
         mj.add_actuator(
             name=joint.name, target=joint.name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
             ctrllimited=True, ctrlrange=[-joint.tau_max, joint.tau_max],

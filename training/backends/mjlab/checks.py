@@ -111,14 +111,14 @@ def teacher_check(num_envs: int, out: Path, motion: list[str] | None = None, fra
 
 
 def _cpu_h1_env(cfg, num_envs: int):
-    """The CPU task's env (``H1WalkEnv`` over ``training.h1_walk.task.env_config(cfg)``), the reference the H1
+    """The CPU task's env (``H1WalkEnv`` over ``training.tasks.h1_walk.task.env_config(cfg)``), the reference the H1
     check reads its state, observation and reward inputs from. Unitree's H1 is where `make setup` extracted it,
     in the runtime ``.venv`` (as ``h1_velocity.h1_model_path`` reads it), not under this venv's prefix."""
     import dataclasses
 
     import parkour_core.assets as assets
-    from training.h1_walk.env import H1WalkEnv
-    from training.h1_walk.task import env_config
+    from training.tasks.h1_walk.env import H1WalkEnv
+    from training.tasks.h1_walk.task import env_config
 
     extracted_dir = assets.extracted_dir
     assets.extracted_dir = lambda: ROOT / ".venv" / "assets" / "extracted"  # type: ignore[assignment]
@@ -137,7 +137,7 @@ def h1_check(num_envs: int, steps: int, out: Path) -> dict:
     torques at the episode's motor strength) and observation are the reference for: the critic group (clean)
     against ``observe``; the actor's noise within ``H1WalkEnv._noise_scale``; the gait phase against
     ``GaitClock``; the feet's and the other bodies' contact sensors; every reward term against
-    ``training.h1_walk.rewards.terms`` (``feet_air_time``: its bookkeeping replayed in numpy on the contacts
+    ``training.tasks.h1_walk.rewards.terms`` (``feet_air_time``: its bookkeeping replayed in numpy on the contacts
     the step read, with the step's command); the step's reward against ``rewards.total`` of the step's term
     values with the CPU config's weights; each termination against the CPU env's rule; the physics draws in
     mjlab's model; the command ranges and curriculum level against ``command_ranges`` and
@@ -156,8 +156,8 @@ def h1_check(num_envs: int, steps: int, out: Path) -> dict:
     from training.backends.mjlab import h1_velocity
     from training.configs import load_train_config
     from training.envs import supervision
-    from training.h1_walk import rewards as h1_rewards
-    from training.h1_walk.env import ACTION_SCALE, POLICY_TERMS
+    from training.tasks.h1_walk import rewards as h1_rewards
+    from training.tasks.h1_walk.env import ACTION_SCALE, POLICY_TERMS
 
     cfg = load_train_config("h1_walk_tiny", {"env.num_envs": num_envs})
     mj_cfg = h1_velocity.env_cfg(cfg)
@@ -416,10 +416,10 @@ def camera_ray_pattern_cfg(mount, width: int, height: int):
     import torch
     from mjlab.sensor import GridPatternCfg
 
-    from parkour_sim.depth_camera import _MOUNT_FROM_MUJOCO_CAMERA, ray_directions, rpy_matrix
+    from parkour_sim.depth_camera import MOUNT_FROM_MUJOCO_CAMERA, ray_directions, rpy_matrix
 
     cam = ray_directions(width, height)  # (x, y, -1): z-depth = distance / |dir|
-    body = cam @ (rpy_matrix(mount.rpy) @ _MOUNT_FROM_MUJOCO_CAMERA).T
+    body = cam @ (rpy_matrix(mount.rpy) @ MOUNT_FROM_MUJOCO_CAMERA).T
 
     @dataclass
     class CameraRaysPatternCfg(GridPatternCfg):
@@ -582,7 +582,7 @@ def student_walk_check(num_envs: int, steps: int, out: Path, manual_reset_step: 
     from training.backends.mjlab.depth import DEPTH_SENSOR
     from training.configs import load_train_config
     from training.motion_matching import quat
-    from training.student_walk.task import walk_config
+    from training.tasks.student_walk.task import walk_config
 
     cfg = load_train_config("student_walk_tiny", {"env.num_envs": num_envs, "env.episode_length_s": 0.5})
     camera = dataclasses.replace(walk_config(cfg, num_envs).camera, noise=DepthNoise(0.0, 0.0, 0.0))

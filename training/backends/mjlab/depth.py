@@ -17,9 +17,9 @@ import torch
 from parkour_core.depth import DepthSpec, area_weights, crop_pixels
 from parkour_core.robots.spec import CameraMount
 from parkour_sim.depth_camera import (
-    _MOUNT_FROM_MUJOCO_CAMERA,
     MAX_DEPTH_M,
     MIN_DEPTH_M,
+    MOUNT_FROM_MUJOCO_CAMERA,
     DepthNoise,
     ray_directions,
     rpy_matrix,
@@ -44,7 +44,7 @@ def rotvec_matrix(r: torch.Tensor) -> torch.Tensor:
 
 def nominal_camera_rotation(mount: CameraMount) -> np.ndarray:
     """Body-from-camera rotation of the D435 at ``mount`` (the CPU scene's ``cam_quat``)."""
-    return rpy_matrix(mount.rpy) @ _MOUNT_FROM_MUJOCO_CAMERA
+    return rpy_matrix(mount.rpy) @ MOUNT_FROM_MUJOCO_CAMERA
 
 
 def clean_depth(distances: torch.Tensor, ray_norm: torch.Tensor, height: int, width: int) -> torch.Tensor:

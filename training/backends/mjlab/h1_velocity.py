@@ -1,18 +1,18 @@
 """The ``h1_walk`` task on mjlab: the H1 learns velocity tracking on MuJoCo-Warp.
 
-Runs inside ``.venv-mjlab`` only. The same task as :mod:`training.h1_walk` (the ``mujoco_cpu`` backend)
+Runs inside ``.venv-mjlab`` only. The same task as :mod:`training.tasks.h1_walk` (the ``mujoco_cpu`` backend)
 on mjlab's velocity-task managers, everything that defines it read from our code, not restated: the
 robot (:func:`h1_entity_cfg`), actions (:func:`action_cfg`), observation and its noise
 (:func:`observation_cfgs`), command and its curriculum (:func:`command_cfg`), foot contact
 (:func:`contact_sensor_cfgs`: mjlab's contact sensors, MuJoCo's contacts as the CPU env reads them),
 reward terms (:func:`reward_cfgs`), episodes and per-episode physics (:func:`env_cfg`). Its settings and
-reward weights are the CPU task's own (``training.h1_walk.task.env_config`` of the same config).
+reward weights are the CPU task's own (``training.tasks.h1_walk.task.env_config`` of the same config).
 
 What differs from the CPU env, and why: rewards and terminations read state one physics substep stale
 (mjlab's step order); reset joint noise is clamped to the soft joint limits; the push timers
 (:func:`env_cfg`), the curriculum (:func:`command_cfg`) and the physics draws (:func:`physics_event_cfgs`)
 say how they run; a resumed run restarts the curriculum (mjlab checkpoints hold no env state). The bundle
-export (``training.h1_walk.bundle``) is not wired to an mjlab run; its inputs and outputs are the CPU task's.
+export (``training.tasks.h1_walk.bundle``) is not wired to an mjlab run; its inputs and outputs are the CPU task's.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from parkour_core.gait import STANDING_PHASE, START_PHASE
 from parkour_core.robots import H1
 from training.configs import TrainConfig
 from training.envs.supervision import SUPERVISOR
-from training.h1_walk import rewards as h1_rewards
-from training.h1_walk.env import (
+from training.tasks.h1_walk import rewards as h1_rewards
+from training.tasks.h1_walk.env import (
     ACTION_CLIP,
     ACTION_SCALE,
     CRITIC_EXTRA,
@@ -187,9 +187,9 @@ def _target_excess(env) -> torch.Tensor:
 
 
 def task_config(cfg: TrainConfig) -> H1WalkConfig:
-    """The CPU env's config of ``cfg`` (``training.h1_walk.task.env_config``): ranges, curriculum, physics,
+    """The CPU env's config of ``cfg`` (``training.tasks.h1_walk.task.env_config``): ranges, curriculum, physics,
     noise, reward weights, all read from there so both backends train what one config says."""
-    from training.h1_walk.task import env_config
+    from training.tasks.h1_walk.task import env_config
 
     return env_config(cfg)
 
@@ -359,8 +359,8 @@ def obs_base_height(env) -> torch.Tensor:
 def observation_cfgs(obs_noise: float = 0.0):
     """The actor's terms (POLICY_TERMS, in order) and the critic's (the same, clean, plus base velocity and height).
 
-    ``training.h1_walk.env.POLICY_TERMS`` term by term (names, dims, scales), from mjlab's data. The actor's copy
-    carries the CPU env's noise: uniform, ``obs_noise`` x :data:`~training.h1_walk.env.OBS_NOISE` in each term's
+    ``training.tasks.h1_walk.env.POLICY_TERMS`` term by term (names, dims, scales), from mjlab's data. The actor's copy
+    carries the CPU env's noise: uniform, ``obs_noise`` x :data:`~training.tasks.h1_walk.env.OBS_NOISE` in each term's
     own unit (mjlab adds a term's noise before its scale, as ``H1WalkEnv._noise_scale`` scales it).
     """
     from mjlab.envs import mdp as envs_mdp
@@ -591,7 +591,7 @@ def rew_only_positive(env) -> torch.Tensor:
 
 
 def reward_cfgs(cfg: TrainConfig):
-    """``training.h1_walk.rewards`` (its terms, the config's ``Weights``) as mjlab reward terms, summed as the CPU
+    """``training.tasks.h1_walk.rewards`` (its terms, the config's ``Weights``) as mjlab reward terms, summed as the CPU
     env sums them.
 
     Each term is a torch function of mjlab's state that computes what the numpy term computes: mjlab's own

@@ -31,7 +31,7 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
 
     - the feet's positions and velocities by C MuJoCo's ``mj_forward`` on the same compiled model
       (``BatchedMujoco.bodies``' formula), and the step-up reflex of
-      ``training.student_step.teacher.lift_angles`` (numpy) on them, the base velocity and the boxes of
+      ``training.tasks.student_step.teacher.lift_angles`` (numpy) on them, the base velocity and the boxes of
       the environment's tile as the pool lists them, against the lift the ``teacher_actions`` term added;
     - the ``privileged`` group against ``training.envs.privileged.build_privileged`` (numpy) of the
       standing reference at mjlab's standing height, over the same boxes: the analytic height scan of the
@@ -57,8 +57,8 @@ def student_step_check(num_envs: int, steps: int, out: Path) -> dict:
     from training.backends.mjlab import step_task, walk_task
     from training.configs import load_train_config
     from training.envs.privileged import PrivilegedInput, build_privileged
-    from training.student_step.teacher import FEET, lift_angles
-    from training.student_walk.task import walk_config
+    from training.tasks.student_step.teacher import FEET, lift_angles
+    from training.tasks.student_walk.task import walk_config
 
     cfg = load_train_config(
         "student_step_tiny",

@@ -6,9 +6,9 @@ Runs inside ``.venv-mjlab`` only (``parkour train run --config student_step[_tin
 :class:`training.rl.runner.Runner` with :class:`~training.rl.algorithms.HybridPPO`, the student
 :class:`~training.rl.models.DepthRecurrentModel` and its asymmetric MLP critic, the train config, the
 success gate, the curriculum and the choice of exported weights inherited from
-:class:`training.student_step.task.StepTask`. The env is :mod:`walk_task`'s (mjlab's G1 under the
+:class:`training.tasks.student_step.task.StepTask`. The env is :mod:`walk_task`'s (mjlab's G1 under the
 walking policy's PD, the same actions, camera, randomization, pushes and falls, and the differences
-from the CPU task it lists) made :class:`training.student_step.env.StepEnv`: the terrain
+from the CPU task it lists) made :class:`training.tasks.student_step.env.StepEnv`: the terrain
 (:func:`tile_pool`, :class:`StepEpisodes`), command (``StepCommand``), observation groups
 (:func:`observation_cfgs`), reward (:class:`step_reward`) and the supervisor's limits
 (:func:`supervisor_clip`) each say where they differ from the CPU task, and why.
@@ -36,13 +36,13 @@ from training.envs.privileged import NO_BOX
 from training.envs.supervision import SUPERVISOR, clamp_bounds
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
-from training.student_step.env import CourseConfig, StepReward
-from training.student_step.task import StepTask, course_config
-from training.student_step.teacher import FEET, ReflexConfig
-from training.student_walk.bundle import keep_calibration_frame
-from training.student_walk.env import CommandConfig, TerrainConfig, platform_course
-from training.student_walk.task import walk_config
-from training.student_walk.teacher import TEACHER_PROVENANCE, WALK_BUNDLE
+from training.tasks.student_step.env import CourseConfig, StepReward
+from training.tasks.student_step.task import StepTask, course_config
+from training.tasks.student_step.teacher import FEET, ReflexConfig
+from training.tasks.student_walk.bundle import keep_calibration_frame
+from training.tasks.student_walk.env import CommandConfig, TerrainConfig, platform_course
+from training.tasks.student_walk.task import walk_config
+from training.tasks.student_walk.teacher import TEACHER_PROVENANCE, WALK_BUNDLE
 
 TILE_SIZE_M = (22.0, 6.0)
 TILE_ROWS, TILE_COLS = 8, 8
@@ -657,7 +657,7 @@ class MjlabStepTask(StepTask):
                 **TEACHER_PROVENANCE,
                 "policy": "holosoma-inference ppo_g1_29dof.onnx (models/g1_walk): its ONNX graph's weights run in "
                 "torch on the env's device (training.backends.mjlab.policy_terms.OnnxMlp)",
-                "reflex": "training.student_step.teacher's privileged step-up reflex, in torch "
+                "reflex": "training.tasks.student_step.teacher's privileged step-up reflex, in torch "
                 "(training.backends.mjlab.step_terms.lift_angles)",
             },
             "training": f"training.backends.mjlab.step_task (rsl_rl PPO + PHP's hybrid loss on mjlab, MuJoCo-Warp, "

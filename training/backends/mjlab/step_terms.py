@@ -5,7 +5,7 @@ against the CPU originals (``test_step_terms.py``: ``StepEnv.step_course`` and `
 same state). The mjlab task (``step_task.py``) runs thousands of environments on one device, and the
 originals loop over environments in numpy; these are the same formulas batched:
 
-- :func:`lift_angles`: ``training.student_step.teacher.lift_angles`` for every environment at once,
+- :func:`lift_angles`: ``training.tasks.student_step.teacher.lift_angles`` for every environment at once,
   over its tile's boxes (padded slots carry ``NO_BOX`` half sizes, which no foot is ever within).
 - :func:`platforms_passed`: ``StepEnv.platforms_passed`` (the base beyond a platform's far face, along
   the platform's own axis; course episodes only).
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from training.student_step.env import CourseConfig, StepReward
-from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, ReflexConfig
+from training.tasks.student_step.env import CourseConfig, StepReward
+from training.tasks.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, ReflexConfig
 
 REFLEX, COURSE, REWARD = ReflexConfig(), CourseConfig(), StepReward()
 

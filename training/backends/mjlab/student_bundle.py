@@ -5,7 +5,7 @@ calibration frames it kept and its provenance (``student_mjlab.pt``). The export
 pair against torch through parkour_core's ``PolicyRunner`` on onnxruntime, which ``.venv-mjlab``
 does not hold (mjlab's pins stay out of the runtime venv, and the runtime's out of mjlab's), so
 ``parkour train run --backend mjlab`` calls :func:`export_bundle` here once the run is back:
-``training.student_walk.bundle.export_walking_student``, the CPU task's own export, on the same
+``training.tasks.student_walk.bundle.export_walking_student``, the CPU task's own export, on the same
 ``DepthRecurrentModel`` rebuilt from the config's sizes. Imports no mjlab.
 """
 
@@ -24,8 +24,8 @@ MJLAB_STUDENT = "student_mjlab.pt"
 def walk_manifest(cfg: TrainConfig) -> Manifest:
     """The walking student's manifest (the CPU task's: the walking policy's gains and gait clock), named after
     the config's task (``student_walk`` or ``student_step``, whose students are the same network)."""
-    from training.student_walk.env import walk_student_manifest
-    from training.student_walk.teacher import WALK_BUNDLE
+    from training.tasks.student_walk.env import walk_student_manifest
+    from training.tasks.student_walk.teacher import WALK_BUNDLE
 
     teacher = load_bundle(WALK_BUNDLE).manifest
     return walk_student_manifest(cfg.task, cfg.policy.rnn_hidden, cfg.policy.depth_latent, teacher, cfg.env.control_hz)
@@ -39,7 +39,7 @@ def export_bundle(out: Path | str, cfg: TrainConfig) -> Path:
     from parkour_core.obs import observation_size
     from training.rl.models import DEPTH_GROUP, DepthRecurrentModel
     from training.rl.task_cfg import student_model_cfg
-    from training.student_walk.bundle import export_walking_student, run_provenance
+    from training.tasks.student_walk.bundle import export_walking_student, run_provenance
 
     out = Path(out)
     saved = torch.load(out / MJLAB_STUDENT, map_location="cpu", weights_only=True)

@@ -18,8 +18,8 @@ from training.backends.mjlab import policy_terms
 from training.backends.mjlab.depth import DepthStream, Preprocess, rotvec_matrix
 from training.envs.student import CameraConfig
 from training.motion_matching import quat
-from training.student_walk.env import walk_student_manifest
-from training.student_walk.teacher import WALK_BUNDLE, WalkTeacher
+from training.tasks.student_walk.env import walk_student_manifest
+from training.tasks.student_walk.teacher import WALK_BUNDLE, WalkTeacher
 
 
 def _state(rng: np.random.Generator, n: int, default_q: np.ndarray) -> dict[str, np.ndarray]:

@@ -165,8 +165,8 @@ def test_the_walking_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     from parkour_core.bundle import load_bundle
     from parkour_core.runner import PolicyRunner, RobotState
     from training.progress import read_curve
-    from training.student_walk.env import walk_student_manifest
-    from training.student_walk.teacher import WalkTeacher
+    from training.tasks.student_walk.env import walk_student_manifest
+    from training.tasks.student_walk.teacher import WalkTeacher
 
     out = tmp_path / "walk"
     result = _train_tiny_on_mjlab("student_walk_tiny", out)
@@ -210,7 +210,7 @@ def test_the_walking_student_observes_on_mjlab_what_the_cpu_task_computes(checks
 def test_the_walking_students_teacher_labels_on_mjlab_are_walk_teachers(checks):
     """The labels (the walking policy's ONNX graph as a torch MLP on its own terms) against WalkTeacher
     (onnxruntime, parkour_core's terms) on the same states, phases and commands."""
-    from training.student_walk.teacher import WalkTeacher
+    from training.tasks.student_walk.teacher import WalkTeacher
 
     z = np.load(checks["dir"] / "student_walk_teacher.npz")
     steps, n = z["labels"].shape[:2]
@@ -241,8 +241,8 @@ def test_the_step_up_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     from parkour_core.bundle import load_bundle
     from parkour_core.runner import PolicyRunner, RobotState
     from training.progress import read_curve
-    from training.student_walk.env import walk_student_manifest
-    from training.student_walk.teacher import WalkTeacher
+    from training.tasks.student_walk.env import walk_student_manifest
+    from training.tasks.student_walk.teacher import WalkTeacher
 
     out = tmp_path / "step"
     result = _train_tiny_on_mjlab("student_step_tiny", out)
@@ -251,7 +251,7 @@ def test_the_step_up_student_trains_on_mjlab_through_our_runner_and_writes_its_b
     assert [r["iteration"] for r in rows] == [0, 1] and all(r["env_steps_per_s"] > 0 for r in rows)
     # The curriculum's cap: start_cap_m at 0, max_height_m from curriculum_fraction (0.3) of 2 iterations on.
     assert [r["height_cap_m"] for r in rows] == [pytest.approx(0.10), pytest.approx(0.22)]
-    from training.student_step.task import HEIGHT_BINS_M
+    from training.tasks.student_step.task import HEIGHT_BINS_M
 
     for r in rows:
         assert len(r["cleared_by_height"]) == len(r["fell_by_height"]) == len(HEIGHT_BINS_M) - 1
@@ -290,8 +290,8 @@ def test_the_step_up_teachers_labels_on_mjlab_are_step_teachers(step_checks):
     from parkour_core.robots import G1
     from training.envs.supervision import SUPERVISOR
     from training.envs.tracking import G1_CONTRACT
-    from training.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles, teacher_command
-    from training.student_walk.teacher import WalkTeacher
+    from training.tasks.student_step.teacher import LEG_PITCH_JOINTS, LIFT_PATTERN, lift_angles, teacher_command
+    from training.tasks.student_walk.teacher import WalkTeacher
 
     gain = step_checks["teacher_command_gain"]
     assert gain != 1.0, "the walking policy's command gain is not exercised"

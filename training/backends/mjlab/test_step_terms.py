@@ -15,12 +15,12 @@ from training.backends.mjlab import step_terms
 from training.configs import load_train_config
 from training.envs.reference import Terrain
 from training.envs.supervision import SUPERVISOR
-from training.student_step.env import CourseConfig, StepEnv
-from training.student_step.task import course_config
-from training.student_step.teacher import lift_angles
-from training.student_walk.env import platform_course, walk_student_manifest
-from training.student_walk.task import walk_config
-from training.student_walk.teacher import WalkTeacher
+from training.tasks.student_step.env import CourseConfig, StepEnv
+from training.tasks.student_step.task import course_config
+from training.tasks.student_step.teacher import lift_angles
+from training.tasks.student_walk.env import platform_course, walk_student_manifest
+from training.tasks.student_walk.task import walk_config
+from training.tasks.student_walk.teacher import WalkTeacher
 
 ANKLE_PITCH = 4  # the left ankle pitch: the joint the step-up reflex drives past its limit
 

@@ -5,9 +5,9 @@ Runs inside ``.venv-mjlab`` only (``parkour train run --config student_walk[_tin
 [--device cuda]``, which runs ``smoke.py`` there). The learner is the ``mujoco_cpu`` task's, unchanged:
 :class:`training.rl.runner.Runner` with :class:`~training.rl.algorithms.BlendedDistillation` and
 :class:`~training.rl.models.DepthRecurrentModel`, its train config and hooks inherited from
-:class:`training.student_walk.task.WalkTask` (mjlab's own runner has no distillation of this kind).
+:class:`training.tasks.student_walk.task.WalkTask` (mjlab's own runner has no distillation of this kind).
 The env is an mjlab ``ManagerBasedRlEnv`` behind mjlab's ``RslRlVecEnvWrapper`` (rsl_rl's ``VecEnv``),
-built to be :class:`training.student_walk.env.WalkEnv`. Each builder below (robot, actions, terrain,
+built to be :class:`training.tasks.student_walk.env.WalkEnv`. Each builder below (robot, actions, terrain,
 command, observations, episodes, export) says what of WalkEnv it restates, where it differs from the
 CPU task and why. Random streams are torch's generators seeded from ``run.seed``, not numpy's.
 """
@@ -30,7 +30,7 @@ import torch
 from parkour_core.bundle import Manifest, as_array, load_bundle
 from parkour_core.robots import G1
 from parkour_sim.depth_camera import add_depth_camera
-from parkour_sim.models import _armature
+from parkour_sim.models import joint_armature
 from training.backends.mjlab import policy_terms
 from training.backends.mjlab.depth import DEPTH_SENSOR, DepthStream, camera_sensor_cfg
 from training.backends.mjlab.student_bundle import MJLAB_STUDENT, walk_manifest
@@ -40,16 +40,16 @@ from training.envs.student import CameraConfig
 from training.rl.algorithms import teacher_env_count
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Budget, Runner
-from training.student_walk.bundle import keep_calibration_frame
-from training.student_walk.env import (
+from training.tasks.student_walk.bundle import keep_calibration_frame
+from training.tasks.student_walk.env import (
     FALL_HEIGHT_M,
     FALL_TILT_RAD,
     CommandConfig,
     TerrainConfig,
     platform_course,
 )
-from training.student_walk.task import WalkTask, walk_config
-from training.student_walk.teacher import TEACHER_PROVENANCE, WALK_BUNDLE
+from training.tasks.student_walk.task import WalkTask, walk_config
+from training.tasks.student_walk.teacher import TEACHER_PROVENANCE, WALK_BUNDLE
 
 TERRAIN_GROUP = 0  # mjlab's terrain geoms; its G1 sits in groups 2 and 3
 TILE_SIZE_M = (12.0, 6.0)  # x: the longest course (10.3 m) and 1 m behind the start; y: 3 m boxes yawed 20 deg
@@ -101,7 +101,7 @@ def robot_cfg(manifest: Manifest):
     actuators = tuple(
         BuiltinPositionActuatorCfg(
             target_names_expr=(re.escape(name),), stiffness=float(kp[k]), damping=float(kd[k]),
-            effort_limit=joints[name].tau_max, armature=_armature(name),
+            effort_limit=joints[name].tau_max, armature=joint_armature(name),
         )
         for k, name in enumerate(manifest.joint_names)
     )  # fmt: skip
@@ -675,7 +675,7 @@ def save_student(model: DepthRecurrentModel, frames: list[np.ndarray], provenanc
     """``student_mjlab.pt``: the weights, calibration frames and provenance the runtime venv exports from.
 
     The runtime ``.venv`` (which has onnxruntime for the exporter's parity checks) writes the bundle with
-    ``training.student_walk.bundle.export_walking_student``: the same contract as the CPU task
+    ``training.tasks.student_walk.bundle.export_walking_student``: the same contract as the CPU task
     (:mod:`training.backends.mjlab.student_bundle`).
     """
     torch.save(
@@ -718,9 +718,9 @@ def train(cfg: TrainConfig, out: Path, size: str, device: str = "cpu") -> dict[s
 def run(cfg: TrainConfig, out: Path, size: str, device: str, task, vec) -> dict[str, Any]:
     """Our runner on ``vec`` with ``task``'s train config and hooks; writes ``<task>.json`` and ``curves.png``
     as ``training.rl.train.train`` does for the CPU task. Returns the JSON's contents."""
+    from training import registry
     from training.export.models import parameter_count
-    from training.rl.train import PANELS
-    from training.student_walk.bundle import plot_curves
+    from training.progress import plot_curves
 
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -745,5 +745,5 @@ def run(cfg: TrainConfig, out: Path, size: str, device: str, task, vec) -> dict[
         **report,
     }
     (out / f"{cfg.task}.json").write_text(json.dumps(result, indent=1, default=str))
-    plot_curves(rows, PANELS[cfg.task], out / "curves.png")
+    plot_curves(rows, registry.get_task(cfg.task).panels, out / "curves.png")
     return result

@@ -1,1 +1,0 @@
-"""HIL (Hybrid Imitation Learning of parkour skills): an AMP discriminator and hybrid tracking/adversarial envs."""

@@ -1,1 +1,0 @@
-"""HPL (Humanoid Parkour Learning): fractal terrains, curriculum, scandot oracle, multi-process DAgger."""

@@ -1,0 +1,165 @@
+"""The ``h1_walk`` task: the H1 learns velocity-tracking walking from scratch by rsl_rl's PPO.
+
+Config: ``training/tasks/h1_walk/presets/h1_walk.yaml`` (``h1_walk_tiny.yaml`` for tests); the environment is
+:class:`training.tasks.h1_walk.env.H1WalkEnv` (its ``velocity`` section: command ranges and their curriculum,
+gait period, pushes, falls, per-episode physics, observation noise, reward weights). After each iteration
+the command curriculum moves on its tracking; the env's whole state goes into the runner's checkpoint, so
+``--resume`` continues exactly. Actor and critic are rsl_rl's ``MLPModel`` with its empirical
+normalization; the critic also reads the base's velocity and height. ``finish`` exports the actor as a model bundle
+(``OUT/bundle``: ``policy.onnx`` + manifest for robot ``h1``, the deployers' gains, the gait clock),
+checked against torch through parkour_core's ``PolicyRunner``, so ``parkour sim --robot h1`` and a
+real H1 run it as trained.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from rsl_rl.models import MLPModel
+
+from parkour_core.paths import repo_root
+from training.configs.schema import TrainConfig
+from training.rl.runner import Runner
+from training.rl.task_cfg import ppo_mlp_cfg
+from training.tasks.h1_walk.bundle import export_bundle
+from training.tasks.h1_walk.env import H1WalkConfig, H1WalkEnv
+from training.tasks.h1_walk.rewards import Weights
+
+BUNDLE_DIR = "bundle"
+REPO = repo_root()
+
+
+def env_config(cfg: TrainConfig) -> H1WalkConfig:
+    e, v = cfg.env, cfg.velocity
+    return H1WalkConfig(
+        num_envs=e.num_envs, robot_model=e.robot_model, physics_dt_s=e.physics_dt_s, control_hz=e.control_hz,
+        seed=cfg.run.seed,
+        episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=_pair(v.vx), vy=_pair(v.vy),
+        yaw_rate=_pair(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
+        fall_height_m=v.fall_height_m, fall_tilt_rad=v.fall_tilt_rad, joint_noise_rad=v.joint_noise_rad,
+        push_interval_s=v.push_interval_s, push_vel_mps=v.push_vel_mps, curriculum_start=v.curriculum_start,
+        curriculum_step=v.curriculum_step, curriculum_threshold=v.curriculum_threshold, friction=_pair(v.friction),
+        added_mass_kg=_pair(v.added_mass_kg), com_offset_m=v.com_offset_m, motor_strength=_pair(v.motor_strength),
+        obs_noise=v.obs_noise, only_positive_rewards=v.only_positive_rewards,
+        weights=dataclasses.replace(Weights(), **{k: float(w) for k, w in v.reward_weights.items()}),
+    )  # fmt: skip
+
+
+def _pair(values: list) -> tuple[float, float]:
+    return float(values[0]), float(values[1])
+
+
+class H1WalkTask:
+    """A :class:`~training.rl.env.TaskEnv` over H1WalkEnv, and the runner's hooks."""
+
+    name = "h1_walk"
+    figures = ("episode_return", "episode_length_s", "speed_error_mps", "fell_fraction")
+
+    def __init__(self, cfg: TrainConfig, num_envs: int | None = None) -> None:
+        if cfg.env.robot != "h1":
+            raise ValueError(f"h1_walk trains the H1: env.robot must be 'h1', got {cfg.env.robot!r}")
+        if num_envs is not None:
+            cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=num_envs))
+        self.cfg = cfg
+        self.env = H1WalkEnv(env_config(cfg))
+        self.num_envs, self.num_actions, self.dt_s = self.env.num_envs, self.env.num_actions, self.env.dt_s
+        self.max_episode_length = self.env.max_episode_length
+        self._obs = self.env.last_obs
+        self._returns = np.zeros(self.num_envs)
+        self._clear_figures()
+
+    # -- TaskEnv -----------------------------------------------------------------------------
+
+    def observe(self) -> dict[str, NDArray[np.floating]]:
+        return self._obs
+
+    def step(self, actions: NDArray[np.float64]) -> tuple[dict[str, NDArray[np.floating]], Any, Any, dict[str, Any]]:
+        self._obs, reward, done, info = self.env.step(actions)
+        self._returns += reward
+        ids = np.flatnonzero(done)
+        if len(ids):
+            self._fell += int(info["fell"][ids].sum())
+            self._refused += int(info["refused"][ids].sum())
+            self._faulted += int(info["faulted"][ids].sum())
+            self._finished_returns += self._returns[ids].tolist()
+            self._returns[ids] = 0.0
+        self._speed_errors.append(float(np.mean(np.linalg.norm(info["speed"] - info["command"][:, :2], axis=-1))))
+        self._speeds.append(float(np.mean(info["speed"][:, 0])))
+        self._commands.append(float(np.mean(info["command"][:, 0])))
+        self._yaw_errors.append(float(np.mean(np.abs(info["yaw_rate"] - info["command"][:, 2]))))
+        self._tracking.append(float(np.mean(info["terms"]["lin_vel"])))
+        self._touchdowns += int(info["touchdowns"].sum())
+        log = {f"reward_{k}": float(np.mean(v)) for k, v in info["terms"].items()}
+        return self._obs, reward, done, {"time_outs": info["time_outs"], "log": log}
+
+    def close(self) -> None:
+        self.env.close()
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _clear_figures(self) -> None:
+        self._speed_errors: list[float] = []
+        self._speeds: list[float] = []
+        self._commands: list[float] = []
+        self._finished_returns: list[float] = []
+        self._yaw_errors: list[float] = []
+        self._tracking: list[float] = []
+        self._touchdowns = 0
+        self._fell = 0
+        self._refused = 0
+        self._faulted = 0
+
+    def before_iteration(self, runner: Runner, k: int, total: int | None, fraction: float) -> None:
+        pass
+
+    def after_iteration(self, runner: Runner, k: int, row: dict[str, Any]) -> dict[str, Any]:
+        ended = len(self._finished_returns)
+        row |= {
+            "episode_return": float(np.mean(self._finished_returns if ended else self._returns)),
+            "episode_length_s": row.get("mean_episode_length", float("nan")) * self.dt_s,
+            "episodes": ended,
+            "fell_fraction": self._fell / ended if ended else 0.0,
+            "refused_fraction": self._refused / ended if ended else 0.0,
+            "speed_error_mps": float(np.mean(self._speed_errors)),
+            "forward_speed_mps": float(np.mean(self._speeds)),
+            "command_vx_mps": float(np.mean(self._commands)),
+            "yaw_rate_error_radps": float(np.mean(self._yaw_errors)),
+            "faulted_fraction": self._faulted / ended if ended else 0.0,
+            "touchdowns_per_foot_s": self._touchdowns / (2 * self.num_envs * len(self._tracking) * self.dt_s),
+            "command_level": self.env.level,
+        }
+        self.env.update_curriculum(float(np.mean(self._tracking)))
+        self._clear_figures()
+        return row
+
+    # -- exact resume ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"env": self.env.state_dict(), "returns": self._returns.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.env.load_state_dict(state["env"])
+        self._returns[:] = state["returns"]
+        self._obs = self.env.last_obs
+        self._clear_figures()
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def train_cfg(self) -> dict[str, Any]:
+        return ppo_mlp_cfg(self.cfg, ["policy"], ["critic"])
+
+    def initialize(self, runner: Runner) -> None:
+        torch.manual_seed(self.cfg.run.seed)
+        if self.cfg.run.init:  # an earlier h1_walk run's model_latest.pt: its weights, normalizers and optimizer
+            runner.load(str(REPO / self.cfg.run.init))
+
+    def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
+        actor = runner.alg.get_policy()
+        assert isinstance(actor, MLPModel)
+        bundle = export_bundle(actor, self.env, out / BUNDLE_DIR, name=size, config=size, totals=runner.run_totals())
+        return {"bundle": str(bundle)}
