@@ -197,7 +197,9 @@ class RunConfig:
     max_iterations: int = param(20000, 1, 10_000_000, doc="K: the schedules run on k / K")
     minutes: float = param(0.0, 0.0, 100_000.0, doc="time box (0: run max_iterations); K is set from the pace")
     init: str = param(
-        "", doc="student_step: a student-walk bundle (or its checkpoint.pt); h1_walk: a run's model_latest.pt"
+        "",
+        doc="student_step: a student-walk bundle (or its checkpoint.pt); h1_walk: a run's model_latest.pt, or an "
+        "h1 bundle (its actor; a fresh critic)",
     )
     save_interval: int = param(500, 1, 10_000_000)
     seed: int = param(0, 0, 2**31 - 1, doc="rank r uses seed + r")

@@ -108,3 +108,43 @@ def runtime_error(actor: MLPModel, env: H1WalkEnv, bundle_dir: Path) -> float:
     finally:
         check.close()
     return worst
+
+
+def load_actor_from_bundle(actor: MLPModel, bundle_dir: Path, env: H1WalkEnv, normalizer_count: int) -> None:
+    """``actor`` takes the weights and observation normalizer of the h1 bundle at ``bundle_dir`` (its
+    ``policy.onnx``, rsl_rl's export of an actor of the same shape), so a run starts from that policy: its mean
+    action equals the bundle's. The bundle must be this task's contract (robot, joints, observation terms,
+    action scale); a mismatch is refused by name. The normalizer goes on learning as if it had seen
+    ``normalizer_count`` samples."""
+    import onnx
+    from onnx import numpy_helper
+
+    bundle = load_bundle(bundle_dir, env.robot)
+    m = bundle.manifest
+    wanted = {"joint_names": tuple(env.robot.joint_names), "obs_terms": tuple(POLICY_TERMS),
+              "action_scale": ACTION_SCALE}  # fmt: skip
+    for key, value in wanted.items():
+        found = getattr(m, key)
+        if (tuple(found) if isinstance(value, tuple) else found) != value:
+            raise BundleError(f"{bundle_dir}: its {key} is not the h1_walk task's; it cannot start this task's actor")
+    graph = onnx.load(str(bundle.file(m.policy.file))).graph
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer}
+    divisors = [t for name, t in weights.items() if name.startswith("onnx::Div")]
+    state = actor.state_dict()
+    mlp = {k: v for k, v in weights.items() if k.startswith("mlp.")}
+    shapes = {k: tuple(v.shape) for k, v in mlp.items()}
+    ours = {k: tuple(v.shape) for k, v in state.items() if k.startswith("mlp.")}
+    if len(divisors) != 1 or "obs_normalizer._mean" not in weights or shapes != ours:
+        raise BundleError(
+            f"{bundle_dir}: {m.policy.file} is not rsl_rl's export of an actor of this shape: its MLP "
+            f"{sorted(shapes.items())}, the config's {sorted(ours.items())} (policy.actor_hidden)"
+        )
+    normalizer = actor.obs_normalizer
+    std = divisors[0] - normalizer.eps  # the export divides by std + eps
+    with torch.no_grad():
+        for name, value in mlp.items():
+            state[name].copy_(value)
+        normalizer._mean.copy_(weights["obs_normalizer._mean"])
+        normalizer._std.copy_(std)
+        normalizer._var.copy_(std**2)
+        normalizer.count.fill_(normalizer_count)

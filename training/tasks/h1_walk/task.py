@@ -26,11 +26,14 @@ from parkour_core.paths import repo_root
 from training.configs.schema import TrainConfig
 from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
-from training.tasks.h1_walk.bundle import export_bundle
+from training.tasks.h1_walk.bundle import export_bundle, load_actor_from_bundle
 from training.tasks.h1_walk.env import H1WalkConfig, H1WalkEnv
 from training.tasks.h1_walk.rewards import Weights
 
 BUNDLE_DIR = "bundle"
+# Samples the observation normalizer of a bundle-initialised actor counts as seen: it adapts to the new run's
+# observations over a few million env-steps instead of being replaced by the first batch's.
+BUNDLE_NORMALIZER_COUNT = 1_000_000
 REPO = repo_root()
 
 
@@ -155,8 +158,13 @@ class H1WalkTask:
 
     def initialize(self, runner: Runner) -> None:
         torch.manual_seed(self.cfg.run.seed)
-        if self.cfg.run.init:  # an earlier h1_walk run's model_latest.pt: its weights, normalizers and optimizer
-            runner.load(str(REPO / self.cfg.run.init))
+        init = REPO / self.cfg.run.init if self.cfg.run.init else None
+        if init is not None and (init / "manifest.json").exists():  # an h1 bundle: its actor, a fresh critic
+            actor = runner.alg.get_policy()
+            assert isinstance(actor, MLPModel)
+            load_actor_from_bundle(actor, init, self.env, normalizer_count=BUNDLE_NORMALIZER_COUNT)
+        elif init is not None:  # an earlier h1_walk run's model_latest.pt: its weights, normalizers and optimizer
+            runner.load(str(init))
 
     def finish(self, runner: Runner, out: Path, size: str) -> dict[str, Any]:
         actor = runner.alg.get_policy()

@@ -268,3 +268,48 @@ def test_reward_weights_are_set_by_name_and_a_misspelt_one_is_refused():
     assert env_config(cfg).weights.feet_phase == 3.0 and env_config(cfg).weights.lin_vel == rewards.Weights().lin_vel
     with pytest.raises(ConfigError, match="feet_phaze"):
         load_train_config("h1_walk_tiny", {"velocity.reward_weights": {"feet_phaze": 1.0}})
+
+
+def test_a_run_started_from_a_bundle_acts_as_the_bundle(tmp_path):
+    """run.init naming an h1 bundle: the actor's mean action is the bundle's on the same observations."""
+    import onnxruntime as ort
+    import torch
+    from rsl_rl.models import MLPModel
+
+    from training.configs.schema import load_train_config
+    from training.rl.env import NumpyVecEnv
+    from training.rl.runner import Runner
+    from training.tasks.h1_walk.task import H1WalkTask
+
+    cfg = load_train_config("h1_walk", {"run.init": "models/h1_walk", "env.num_envs": 2})
+    task = H1WalkTask(cfg)
+    try:
+        env = NumpyVecEnv(task, "cpu", cfg.as_dict())
+        runner = Runner(env, task.train_cfg(), tmp_path, "cpu", hooks=task, figures=task.figures)
+        task.initialize(runner)
+        actor = runner.alg.get_policy()
+        assert isinstance(actor, MLPModel)
+        obs = np.random.default_rng(0).normal(size=(5, task.env.last_obs["policy"].shape[1])).astype(np.float32)
+        ours = actor.cpu().eval().as_onnx(verbose=False)(torch.from_numpy(obs)).detach().numpy()
+        session = ort.InferenceSession("models/h1_walk/policy.onnx", providers=["CPUExecutionProvider"])
+        name = session.get_inputs()[0].name
+        theirs = np.concatenate([session.run(None, {name: row[None]})[0] for row in obs])  # exported at batch 1
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+    finally:
+        task.close()
+
+
+def test_a_bundle_of_another_contract_cannot_start_the_actor(tmp_path):
+    from parkour_core.bundle import BundleError
+    from training.configs.schema import load_train_config
+    from training.rl.env import NumpyVecEnv
+    from training.rl.runner import Runner
+    from training.tasks.h1_walk.task import H1WalkTask
+
+    task = H1WalkTask(load_train_config("h1_walk_tiny", {"run.init": "models/student_walk"}))
+    try:
+        runner = Runner(NumpyVecEnv(task, "cpu", task.cfg.as_dict()), task.train_cfg(), tmp_path, "cpu", hooks=task)
+        with pytest.raises(BundleError):
+            task.initialize(runner)
+    finally:
+        task.close()
