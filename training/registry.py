@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # (title, [(row key, label)]): one panel of a task's curves.png.
 Panel = tuple[str, tuple[tuple[str, str], ...]]
@@ -41,15 +42,16 @@ class Task:
         return sorted(self.presets.glob("*.yaml"))
 
     def config_class(self) -> type | None:
-        return _load(self.config) if self.config else None
+        return load_object(self.config) if self.config else None
 
     def runner_class(self) -> type:
         if not self.runner_task:
             raise ValueError(f"task {self.name!r} is a chain of other tasks, not one the runner trains")
-        return _load(self.runner_task)
+        return load_object(self.runner_task)
 
 
-def _load(name: str) -> type:
+def load_object(name: str) -> Any:
+    """The object ``"module:attr"`` names, its module imported now."""
     module, _, attr = name.partition(":")
     return getattr(importlib.import_module(module), attr)
 

@@ -80,6 +80,11 @@ def percentiles(values: list[float]) -> dict[str, float]:
             "n": int(a.size)}  # fmt: skip
 
 
+def per_step_us(rates: dict[str, float]) -> dict[str, float]:
+    """A rate's percentiles as time per env-step in microseconds: p50 from the median, p99 from p1 (its slow tail)."""
+    return {"p50": 1e6 / rates["median"], "p99": 1e6 / rates["p1"]}
+
+
 def task_sim(task: Any) -> Any:
     """The task's BatchedMujoco: a student env's tracking env holds it, the climbing teacher's env itself."""
     env = task.env
@@ -123,7 +128,7 @@ def bare_block(task: Any, steps: int) -> list[float]:
 BASELINE_WALK = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from training.tasks.student_walk.run import run_student_walk
+from training.student_walk.run import run_student_walk
 r = run_student_walk(sys.argv[2], "walk", 0, "cpu", None, float(sys.argv[3]), log=lambda s: None)
 """
 
@@ -315,9 +320,6 @@ def main(argv: list[str] | None = None) -> int:
         "PD servos) holding the default pose, then the task through training.rl's runner; per-iteration rates; "
         "the breakdown from timers wrapped around the methods named",
     }
-
-    def per_step_us(rates: dict[str, float]) -> dict[str, float]:  # the slow tail of a rate is its p1
-        return {"p50": 1e6 / rates["median"], "p99": 1e6 / rates["p1"]}
 
     result["summary"] = [
         {"what": f"{args.config} training, time per env-step (runner, collect + update) vs bare MuJoCo",

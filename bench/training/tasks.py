@@ -23,9 +23,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # env_steps.py beside this file
+
+from env_steps import baseline_tree, per_step_us, percentiles  # noqa: E402
+
+from training.rl.runner import TIMING_KEYS  # noqa: E402
+
 # (task, its CPU preset); the presets' own environments and sizes.
 TASKS = (
     ("php_teacher", "php_teacher"),
@@ -35,38 +39,6 @@ TASKS = (
     ("climb_teacher", "climb_teacher"),
     ("h1_walk", "h1_walk"),
 )
-GENERATED = ("g1_walk",)
-# The runner's timing fields of a row (training.rl.runner.TIMING_KEYS), the rest of a row is what was trained.
-TIMING_KEYS = (
-    "env_steps_per_s",
-    "collect_env_steps_per_s",
-    "collect_s",
-    "learn_s",
-    "wall_s",
-    "total_iterations",
-)  # bundles `make setup` builds, not tracked: linked into the baseline's worktree
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    a = np.asarray(values, dtype=float)
-    return {"median": float(np.median(a)), "p1": float(np.percentile(a, 1)), "p99": float(np.percentile(a, 99)),
-            "n": int(a.size)}  # fmt: skip
-
-
-def per_step_us(rate: dict[str, float]) -> dict[str, float]:
-    """A rate's median and p1 as time per env-step: p50 and p99 in microseconds."""
-    return {"p50": 1e6 / rate["median"], "p99": 1e6 / rate["p1"]}
-
-
-def worktree(commit: str) -> Path:
-    tree = Path(tempfile.mkdtemp(prefix="bench_tasks_")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), commit], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
-    for bundle in GENERATED:
-        link = tree / "models" / bundle
-        if not link.exists():
-            link.symlink_to(ROOT / "models" / bundle)
-    return tree
 
 
 def python_path(tree: Path) -> str:
@@ -105,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     from parkour_core.provenance import provenance
     from parkour_core.stats import write_json
 
-    base = worktree(args.baseline)
+    base = baseline_tree(args.baseline)
     trees = {"this tree": ROOT, f"baseline {args.baseline}": base}
     scratch = Path(tempfile.mkdtemp(prefix="bench_tasks_runs_"))
     teacher = scratch / "teacher"
@@ -141,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
     baseline = f"baseline {args.baseline}"
     result["summary"] = [
-        {"what": f"{task}: time per env-step (training run)", "unit": "us",
+        {"what": f"{task}: time per env-step (training run)", "unit": "µs",
          "ours": per_step_us(t["env_steps_per_s"]["this tree"]),
          "peer": {"name": f"the task at {args.baseline}", **per_step_us(t["env_steps_per_s"][baseline])}}
         for task, t in result["tasks"].items()

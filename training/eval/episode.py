@@ -11,7 +11,6 @@ ablation: :class:`TrialRunner`.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from parkour_core.supervisor_setup import build_core
 from parkour_sim.depth_camera import SimDepthSensor
 from parkour_sim.physics import RobotSim
 from training.eval.protocol import Instance, Protocol, verdict
+from training.registry import load_object
 
 # "privileged:MODULE:CLASS=PATH" in place of a bundle: a privileged policy (a teacher), CLASS(PATH).
 PRIVILEGED_PREFIX = "privileged:"
@@ -90,8 +90,7 @@ class TrialRunner:
         self.teacher: Any = None
         if bundle.startswith(PRIVILEGED_PREFIX):
             factory, _, path = bundle[len(PRIVILEGED_PREFIX) :].partition("=")
-            module, _, attr = factory.partition(":")
-            self.teacher = getattr(importlib.import_module(module), attr)(path)
+            self.teacher = load_object(factory)(path)
             self.bundle: Bundle = self.teacher.bundle
             bundle = str(self.bundle.path)
         else:

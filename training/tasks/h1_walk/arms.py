@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from training.configs.schema import load_train_config
 from training.rl.runner import run_curve_rows
-from training.tasks.h1_walk.lineage import FIGURES, SPEED_ERROR_TARGET_MPS
+from training.tasks.h1_walk.lineage import FIGURES, SPEED_ERROR_TARGET_MPS, mean_of
 
 
 def arm_windows(rows: list[dict[str, Any]], windows: int, env_steps_per_iteration: int) -> list[dict[str, Any]]:
@@ -34,14 +35,9 @@ def arm_windows(rows: list[dict[str, Any]], windows: int, env_steps_per_iteratio
         out.append({
             "iterations": [part[0]["iteration"], part[-1]["iteration"]],
             "env_steps": (part[-1]["iteration"] + 1) * env_steps_per_iteration,
-            **{key: _mean([r.get(key) for r in part]) for key in FIGURES},
+            **{key: mean_of([r.get(key) for r in part]) for key in FIGURES},
         })  # fmt: skip
     return out
-
-
-def _mean(values: list[Any]) -> float | None:
-    kept = [float(v) for v in values if v is not None and np.isfinite(v)]
-    return round(float(np.mean(kept)), 4) if kept else None
 
 
 def build(runs: list[Path], labels: list[str], windows: int) -> dict[str, Any]:
@@ -49,21 +45,12 @@ def build(runs: list[Path], labels: list[str], windows: int) -> dict[str, Any]:
     for run, label in zip(runs, labels, strict=True):
         rows = run_curve_rows(run)
         record = json.loads((run / "run.json").read_text())
-        steps = next((r["env_steps"] // r["iterations"] for r in _runs(run) if r.get("iterations")), None)
-        if steps is None:  # a run still going: its rows' sizes from the config it recorded
-            from training.configs.schema import load_train_config
-
-            cfg = load_train_config(record["config"], record["overrides"])
-            steps = (record["num_envs"] or cfg.env.num_envs) * cfg.ppo.num_steps_per_env
+        cfg = load_train_config(record["config"], record["overrides"])
+        steps = (record["num_envs"] or cfg.env.num_envs) * cfg.ppo.num_steps_per_env
         wins = arm_windows(rows, windows, steps)
         arms.append({"label": label, "run": str(run), "overrides": record["overrides"], "iterations": len(rows),
                      "windows": wins, "last": wins[-1]})  # fmt: skip
     return {"windows": windows, "arms": arms}
-
-
-def _runs(run: Path) -> list[dict[str, Any]]:
-    result = run / "h1_walk.json"
-    return json.loads(result.read_text()).get("runs", []) if result.exists() else []
 
 
 def plot(report: dict[str, Any], out: Path) -> Path:

@@ -65,7 +65,7 @@ def windows(rows: list[dict[str, Any]], runs: list[dict[str, Any]], window_min: 
             "env_steps": int(env_steps[end - 1]),
             "iterations": [part[0]["iteration"], part[-1]["iteration"]],
             "runs": sorted({int(k) + 1 for k in run_index[begin:end]}),
-            **{key: _mean([r.get(key) for r in part]) for key in FIGURES},
+            **{key: mean_of([r.get(key) for r in part]) for key in FIGURES},
         })  # fmt: skip
     return out
 
@@ -91,7 +91,7 @@ def trend(wins: list[dict[str, Any]], trend_min: float) -> dict[str, Any]:
     return result
 
 
-def _mean(values: list[Any]) -> float | None:
+def mean_of(values: list[Any]) -> float | None:
     kept = [float(v) for v in values if v is not None and np.isfinite(v)]
     return round(float(np.mean(kept)), 4) if kept else None
 
