@@ -29,7 +29,8 @@ class Task:
     :class:`~training.rl.env.TaskEnv` with the runner's hooks); empty for a chain of other tasks run by
     its own verb (``smoke``). ``presets``: the folder of its configs, one YAML per preset. ``config``:
     ``"module:Class"`` of its config, a ``training.configs.schema.TrainConfig`` with its own sections and
-    checks (empty: the shared sections alone)."""
+    checks (empty: the shared sections alone). ``backends``: the physics its MDP runs on; a task on
+    ``mujoco_warp`` too is held to the CPU's numbers by ``training/envs/test_backends.py``."""
 
     name: str
     summary: str
@@ -37,6 +38,7 @@ class Task:
     runner_task: str = ""
     config: str = ""
     panels: tuple[Panel, ...] = ()
+    backends: tuple[str, ...] = ("mujoco_cpu",)  # the env.backend values its MDP runs on (training.envs.physics)
 
     def preset_files(self) -> list[Path]:
         return sorted(self.presets.glob("*.yaml"))

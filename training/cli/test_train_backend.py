@@ -32,3 +32,12 @@ def test_without_the_mjlab_venv_the_run_is_refused_in_one_line(tmp_path, monkeyp
     assert err == ["parkour train: error: --backend mjlab runs in .venv-mjlab, which is missing; create it with: "
                    "bash training/backends/mjlab/setup.sh"]  # fmt: skip
     assert not out.exists()
+
+
+def test_a_task_whose_mdp_runs_only_on_the_cpu_refuses_mujoco_warp_in_one_line(tmp_path, capsys):
+    from parkour_bringup.cli import main
+
+    out = tmp_path / "out"
+    assert main(["train", "run", "--config", "climb_teacher_tiny", "--backend", "mujoco_warp", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["parkour train: error: climb_teacher runs on env.backend mujoco_cpu, not mujoco_warp"]

@@ -7,7 +7,8 @@ bundle through the simulated graph (DIR/sim). A size is a preset (training/tasks
 smoke_tiny.yaml, smoke.yaml; tiny is the tests' size).
 
 `run --config NAME --out DIR [--set KEY=VALUE ...]` trains any registered task (training/tasks/<task>/)
-through the one runner (training/rl) from a preset it ships; `--backend mjlab` runs it on MuJoCo-Warp in .venv-mjlab.
+through the one runner (training/rl) from a preset it ships; `--backend mujoco_warp` runs a task's own MDP on
+MuJoCo-Warp (a GPU), `--backend mjlab` the tasks still restated for mjlab in .venv-mjlab.
 `student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by
 DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger + PPO,
 from stage 1's bundle (`--init`, default models/student_walk). DIR/curve.jsonl grows with every
@@ -63,9 +64,10 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "provenance 'runs', through every later resume",
     )  # fmt: skip
     r.add_argument(
-        "--backend", choices=("mujoco_cpu", "mjlab"), default=None,
-        help="mujoco_cpu: the runner on batched MuJoCo; mjlab: the teacher task (box terrain, height scan), "
-        "h1_walk or student_walk on MuJoCo-Warp in .venv-mjlab (default: the config's env.backend)",
+        "--backend", choices=("mujoco_cpu", "mujoco_warp", "mjlab"), default=None,
+        help="mujoco_cpu: the runner on batched MuJoCo; mujoco_warp: the same task and runner on MuJoCo-Warp "
+        "(a task whose MDP runs there: h1_walk); mjlab: PHP's teacher or the walking and stepping students on "
+        "mjlab in .venv-mjlab (default: the config's env.backend)",
     )  # fmt: skip
     r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
 
@@ -143,7 +145,7 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
 
 
 MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
-MJLAB_TEACHER_TASKS = ("php_teacher", "h1_walk")  # PHP's tracking teacher and the H1 velocity task
+MJLAB_TEACHER_TASKS = ("php_teacher",)  # PHP's tracking teacher
 MJLAB_STUDENT_TASKS = (
     "student_walk",
     "student_step",
@@ -160,7 +162,7 @@ def _require_mjlab() -> None:
 
 
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
-    """A teacher config (PHP's teacher), h1_walk or the walking student on mjlab (training/backends/mjlab/smoke.py,
+    """A teacher config (PHP's teacher) or the walking student on mjlab (training/backends/mjlab/smoke.py,
     which runs under .venv-mjlab). The student's bundle is written here, in the runtime venv, once the run is back
     (the exporter's parity checks run onnxruntime, which .venv-mjlab does not hold)."""
     import json
@@ -240,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
         overrides = parse_overrides(args.overrides)
         if args.device is not None:
             overrides["run.device"] = args.device
+        if args.backend in ("mujoco_cpu", "mujoco_warp"):
+            overrides["env.backend"] = args.backend
         if (args.backend or _backend(args.config, overrides)) == "mjlab":
             if args.note:
                 raise ValueError("--note is kept in the CPU runner's list of runs; the mjlab backend keeps none")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -286,6 +287,49 @@ class BatchedMujoco:
                 hit = touching & (np.abs(contact.frame[:, 2]) < FACE_NORMAL_Z)
                 out[i] = len(np.unique(body_of_geom[np.where(is_box[a], b, a)[hit]]))
         return out
+
+    # -- the backend-neutral reads and writes (training.envs.physics.Physics) ------------------
+
+    def read(self, fields: dict[str, tuple[str, Any]]) -> dict[str, F]:
+        """``name -> (MjData field, index)``: each field's indexed part of every environment, stacked [N, ...]."""
+        out = {name: np.empty((self.num_envs, *np.shape(getattr(self.datas[0], f)[index])))
+               for name, (f, index) in fields.items()}  # fmt: skip
+        for i, d in enumerate(self.datas):
+            for name, (f, index) in fields.items():
+                out[name][i] = getattr(d, f)[index]
+        return out
+
+    def contact_parts(self, geom_part: NDArray[np.int64], parts: int, other_geom: int) -> NDArray[np.bool_]:
+        """[N, parts]: whether a geom of each part (``geom_part``: each geom's part, -1 none) touches ``other_geom``."""
+        out = np.zeros((self.num_envs, parts), dtype=bool)
+        for i, d in enumerate(self.datas):
+            if d.ncon:
+                g = d.contact.geom[: d.ncon]
+                on_other = g[(g[:, 0] == other_geom) | (g[:, 1] == other_geom)]
+                part = geom_part[on_other.sum(axis=1) - other_geom]
+                out[i] = np.bincount(part[part >= 0], minlength=parts)[:parts] > 0
+        return out
+
+    def add_qvel(self, i: int, index: Any, dv: F) -> None:
+        """Add ``dv`` to environment ``i``'s ``qvel[index]`` (a push; the next step integrates from it)."""
+        self.datas[i].qvel[index] += dv
+
+    def set_model(self, i: int, field: str, index: Any, value: Any) -> None:
+        """Environment ``i``'s ``MjModel.<field>[index] = value`` (per-environment physics)."""
+        getattr(self.models[i], field)[index] = value
+
+    def get_states(self) -> F:
+        """Every environment's full physics state (``mjSTATE_FULLPHYSICS``), [N, nstate]."""
+        states = np.zeros((self.num_envs, self.nstate))
+        for i, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
+            mujoco.mj_getState(m, d, states[i], STATE_SPEC)
+        return states
+
+    def set_states(self, states: F) -> None:
+        """:meth:`get_states`' inverse; positions, velocities and sensors refreshed."""
+        for i, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
+            mujoco.mj_setState(m, d, states[i], STATE_SPEC)
+            self.refresh(i)
 
     def self_contacts(self) -> F:
         """Number of contacts between two of the robot's own geoms, per environment."""

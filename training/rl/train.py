@@ -57,6 +57,9 @@ def train(
     if resume_from is None:
         record = {"config": str(config), "overrides": overrides or {}, "num_envs": num_envs}
         (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n")
+    backends = registry.get_task(cfg.task).backends
+    if cfg.env.backend not in backends:
+        raise ValueError(f"{cfg.task} runs on env.backend {' or '.join(backends)}, not {cfg.env.backend}")
     task = task_class(cfg.task)(cfg, num_envs, **(task_inputs or {}))
     env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
     size = Path(str(config)).stem

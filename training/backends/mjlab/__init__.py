@@ -5,12 +5,12 @@
 against our CPU code with ``checks.py`` and ``step_checks.py``. The tasks on mjlab 1.6.0:
 
 - the PHP teacher: ``task.py``, with ``terrain.py`` and ``motion.py``;
-- ``h1_walk``: ``h1_velocity.py``;
 - ``student_walk``: ``walk_task.py``, with ``depth.py``, ``policy_terms.py`` and ``student_bundle.py``;
 - ``student_step``: ``step_task.py``, with ``step_terms.py``.
 
 ``export_velocity.py``, ``velocity_parity.py``: a real mjlab export and its environment's states for the
-import parity test. PHP's student stays on ``mujoco_cpu``. The students' depth image comes from a ray-cast
-sensor carrying our camera's exact rays rather than mjlab's camera sensor, whose render crops the D435's
-field to the image's aspect (``depth.camera_sensor_cfg``; both measured against our CPU depth).
+import parity test. PHP's student stays on ``mujoco_cpu``; ``h1_walk`` runs its own MDP on MuJoCo-Warp
+(``env.backend: mujoco_warp``, :mod:`training.envs.physics`), with no restatement here. The students' depth
+image comes from a ray-cast sensor carrying our camera's exact rays rather than mjlab's camera sensor, whose
+render crops the D435's field to the image's aspect (``depth.camera_sensor_cfg``; both measured against our CPU depth).
 """

@@ -1,7 +1,6 @@
 """What the mjlab tasks observe and reward, checked against our CPU code from the same state.
 
     .venv-mjlab/bin/python training/backends/mjlab/checks.py teacher --out DIR [--num-envs 4]
-    .venv-mjlab/bin/python training/backends/mjlab/checks.py h1 --out DIR [--num-envs 4] [--steps 30]
     .venv-mjlab/bin/python training/backends/mjlab/checks.py depth --out DIR [--num-envs 4]
     .venv-mjlab/bin/python training/backends/mjlab/checks.py student_walk --out DIR [--num-envs 4] [--steps 40]
 
@@ -23,8 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 from training.backends.mjlab.smoke import CHECKOUT_PATHS, reexec_in_venv  # noqa: E402 (stdlib only)
-
-ACTION_NOISE = 1.0  # h1: random actions this large push some targets past the limits and topple robots (resets)
 
 
 def _obs_slice(env, group: str, term: str) -> slice:
@@ -107,305 +104,6 @@ def teacher_check(num_envs: int, out: Path, motion: list[str] | None = None, fra
         "actor_equals_critic_scan": bool(np.allclose(scans["actor"], scans["critic"])),
     }
     (out / "teacher_check.json").write_text(json.dumps(result, indent=2))
-    return result
-
-
-def _cpu_h1_env(cfg, num_envs: int):
-    """The CPU task's env (``H1WalkEnv`` over ``training.tasks.h1_walk.task.env_config(cfg)``), the reference the H1
-    check reads its state, observation and reward inputs from. Unitree's H1 is where `make setup` extracted it,
-    in the runtime ``.venv`` (as ``h1_velocity.h1_model_path`` reads it), not under this venv's prefix."""
-    import dataclasses
-
-    import parkour_core.assets as assets
-    from training.tasks.h1_walk.env import H1WalkEnv
-    from training.tasks.h1_walk.task import env_config
-
-    extracted_dir = assets.extracted_dir
-    assets.extracted_dir = lambda: ROOT / ".venv" / "assets" / "extracted"  # type: ignore[assignment]
-    try:
-        return H1WalkEnv(dataclasses.replace(env_config(cfg), num_envs=num_envs, nthread=1))
-    finally:
-        assets.extracted_dir = extracted_dir  # type: ignore[assignment]
-
-
-def h1_check(num_envs: int, steps: int, out: Path) -> dict:
-    """The H1 task stepped with large random actions, against the CPU env (``H1WalkEnv``) on the same state.
-
-    After each step (mjlab's explicit reset path: terminated environments are compared in their terminal
-    state, then reset), mjlab's state is written into the CPU env, whose own reading (``H1WalkEnv.state``:
-    MuJoCo's contacts of each foot and of the other bodies with the floor, sole heights and velocities, PD
-    torques at the episode's motor strength) and observation are the reference for: the critic group (clean)
-    against ``observe``; the actor's noise within ``H1WalkEnv._noise_scale``; the gait phase against
-    ``GaitClock``; the feet's and the other bodies' contact sensors; every reward term against
-    ``training.tasks.h1_walk.rewards.terms`` (``feet_air_time``: its bookkeeping replayed in numpy on the contacts
-    the step read, with the step's command); the step's reward against ``rewards.total`` of the step's term
-    values with the CPU config's weights; each termination against the CPU env's rule; the physics draws in
-    mjlab's model; the command ranges and curriculum level against ``command_ranges`` and
-    ``update_curriculum`` on the same per-iteration tracking. Then four states set by hand (low, tilted, a
-    joint too fast and past its limit, lying on the floor) for the terminations and contacts. State is read
-    after the step's ``forward`` (mjlab's rewards and terminations see it one substep earlier).
-    """
-    import dataclasses
-
-    import numpy as np
-    import torch
-    from mjlab.envs import ManagerBasedRlEnv
-
-    from parkour_core.gait import GaitClock
-    from parkour_core.robots import H1
-    from training.backends.mjlab import h1_velocity
-    from training.configs import load_train_config
-    from training.envs import supervision
-    from training.tasks.h1_walk import rewards as h1_rewards
-    from training.tasks.h1_walk.env import ACTION_SCALE, POLICY_TERMS
-
-    cfg = load_train_config("h1_walk_tiny", {"env.num_envs": num_envs})
-    mj_cfg = h1_velocity.env_cfg(cfg)
-    mj_cfg.auto_reset = False  # terminal states stay observable until reset by hand
-    env = ManagerBasedRlEnv(cfg=mj_cfg, device="cpu")
-    obs, _ = env.reset()
-    n, dt = env.num_envs, env.step_dt
-    cpu = _cpu_h1_env(cfg, n)
-    c = cpu.cfg
-    twist = env.command_manager.get_term("twist")
-    clock = GaitClock(c.gait_period_s, dt, batch=n)
-    clock.advance(twist.command.cpu().numpy().astype(np.float64))  # env.reset advanced it once too
-    robot = env.scene["robot"]
-    sdk = [robot.joint_names.index(name) for name in H1.joint_names]
-    action_names = env.action_manager.get_term("joint_pos").target_names
-    m = env.sim.mj_model
-    assert m.jnt_type[0] == 0 and m.jnt_qposadr[0] == 0 and m.jnt_dofadr[0] == 0, "the robot's free joint is not first"
-    acts = [m.actuator(f"robot/{name}").id for name in H1.joint_names]
-    pelvis, torso = m.body(f"robot/{H1.base_body}").id, m.body(f"robot/{H1.torso_body}").id
-    contact_geoms = np.flatnonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))
-    floor_scaled = bool(np.any(m.geom_type[contact_geoms] == 0))  # the terrain plane among the scaled geoms
-    sensors = [env.scene[name] for name in (h1_velocity.FEET_CONTACT, h1_velocity.NONFOOT_CONTACT)]
-    rm, tm = env.reward_manager, env.termination_manager
-    air = rm.get_term_cfg("feet_air_time").func
-    mj_weights = {name: rm.get_term_cfg(name).weight for name in rm.active_terms if name != h1_velocity.ONLY_POSITIVE}
-    cpu_weights = dataclasses.asdict(c.weights)
-    low, high = supervision.clamp_bounds(cpu.q_min, cpu.q_max)
-    f = lambda t: t.detach().cpu().numpy().astype(np.float64)  # noqa: E731
-    policy_size = sum(t.dims for t in POLICY_TERMS)
-
-    air_time, last_contact = np.zeros((n, 2)), np.ones((n, 2), dtype=bool)  # H1WalkEnv.step's bookkeeping
-    err = dict.fromkeys(("obs", "phase", "noise_over_bound", "noise_where_none", "targets", "total", "flight",
-                         "friction", "motor_gain", "ranges"), 0.0)  # fmt: skip
-    noise_fraction = 0.0
-    term_err: dict[str, float] = {}
-    term_active: dict[str, int] = {}  # steps on which the CPU term was non-zero somewhere: no vacuous match
-    term_names = [name for name in tm.active_terms if name != "time_out"]
-    done_mismatch, done_fired = dict.fromkeys(term_names, 0), dict.fromkeys(term_names, 0)
-    counts = dict.fromkeys(("resets", "foot_contact_mismatch", "feet_down", "feet_up", "nonfoot_contact_mismatch",
-                            "nonfoot_contacts", "touchdowns", "first_contact_mismatch", "redrawn"), 0)  # fmt: skip
-    tracking: list[float] = []  # this iteration's mean step-time lin_vel term
-    seen: dict[str, list[float]] = {"friction": [], "motor_strength": [], "added_mass_kg": [], "com_offset_m": []}
-
-    def cpu_state():
-        """The CPU env's reading of mjlab's state (after its forward), the command, phase and actions too."""
-        for s in sensors:  # mjlab caches sensor data until the next physics substep: read this state's
-            s._invalidate_cache()
-        qpos, qvel, origin = f(env.sim.data.qpos), f(env.sim.data.qvel), f(env.scene.env_origins)
-        q, dq = f(robot.data.joint_pos[:, sdk]), f(robot.data.joint_vel[:, sdk])
-        for i, d in enumerate(cpu.sim.datas):
-            d.qpos[0:3], d.qpos[3:7], d.qpos[cpu.sim.qpos_adr] = qpos[i, 0:3] - origin[i], qpos[i, 3:7], q[i]
-            d.qvel[0:6], d.qvel[cpu.sim.qvel_adr] = qvel[i, 0:6], dq[i]
-            cpu.sim.refresh(i)
-        act = f(env.action_manager.action)
-        cpu.command[:], cpu.last_action[:], cpu.prev_action[:] = (
-            f(twist.command),
-            act,
-            f(env.action_manager.prev_action),
-        )
-        cpu.gait.phase[:], cpu.targets[:] = f(twist.phase), f(env.sim.data.ctrl[:, acts])
-        cpu.physics["motor_strength"][:] = f(h1_velocity.physics_draws(env)["motor_strength"])
-        cpu.target_excess = supervision.target_excess(H1.default_q + ACTION_SCALE * act, cpu.q_min, cpu.q_max)
-        return cpu.state()
-
-    def compare_contacts_and_terminations(st) -> None:
-        """The contact sensors against MuJoCo's contacts as the CPU env reads them; each termination against the
-        CPU env's rule."""
-        contact = f(h1_velocity.foot_contact(env)).astype(bool)
-        nonfoot = f(env.scene[h1_velocity.NONFOOT_CONTACT].data.found).any(axis=-1)
-        counts["foot_contact_mismatch"] += int((contact != st.foot_contact).sum())
-        counts["feet_down"] += int(st.foot_contact.sum())
-        counts["feet_up"] += int((~st.foot_contact).sum())
-        counts["nonfoot_contact_mismatch"] += int((nonfoot != cpu.touched).sum())
-        counts["nonfoot_contacts"] += int(cpu.touched.sum())
-        tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))
-        tol = supervision.SUPERVISOR.joint_limit_tolerance_rad
-        rules = {
-            "fell_low": st.base_height_m < c.fall_height_m,
-            "fell_tilt": tilt > c.fall_tilt_rad,
-            "fell_contact": cpu.touched,
-            "refused": supervision.refused(cpu.target_excess),
-            "faulted": np.any((np.abs(st.dq) > cpu.dq_fault) | (st.q < cpu.q_min - tol) | (st.q > cpu.q_max + tol),
-                              axis=-1),
-        }  # fmt: skip
-        for name in term_names:
-            term = tm.get_term_cfg(name)
-            got = f(term.func(env, **term.params)).astype(bool)
-            done_mismatch[name] += int((got != rules[name]).sum())
-            done_fired[name] += int(rules[name].sum())
-
-    rng = torch.Generator().manual_seed(0)
-    for _ in range(steps):
-        cmd_step = f(twist.command)  # the command the step's rewards read (resampled after them)
-        action = ACTION_NOISE * torch.randn(n, H1.num_joints, generator=rng)
-        obs, reward, terminated, timed_out, _ = env.step(action)
-        done = f(terminated | timed_out).astype(bool)
-        cmd = f(twist.command)
-        clock.advance(cmd)
-        err["phase"] = max(err["phase"], float(np.abs(np.angle(np.exp(1j * (f(twist.phase) - clock.phase)))).max()))
-        st = cpu_state()
-        act = cpu.last_action
-        err["targets"] = max(err["targets"], float(np.abs(cpu.targets - np.clip(H1.default_q + ACTION_SCALE * act,
-                                                                                  low, high)).max()))  # fmt: skip
-
-        # The observation: the critic's (clean) against the CPU env's; the actor's noise within its bounds.
-        ours = cpu.observe(st)
-        critic = obs["critic"].cpu().numpy()
-        err["obs"] = max(err["obs"], float(np.abs(critic - ours["critic"]).max()))
-        noise, bound = obs["actor"].cpu().numpy() - critic[:, :policy_size], cpu.noise_scale
-        err["noise_over_bound"] = max(err["noise_over_bound"], float((np.abs(noise) - bound).max()))
-        err["noise_where_none"] = max(err["noise_where_none"], float(np.abs(noise[:, bound == 0.0]).max()))
-        noise_fraction = max(noise_fraction, float((np.abs(noise[:, bound > 0]) / bound[bound > 0]).max()))
-        compare_contacts_and_terminations(st)
-
-        # feet_air_time's bookkeeping (H1WalkEnv.step) on the contacts the step read.
-        step_contact = f(air.contact).astype(bool)
-        down = step_contact | last_contact
-        first_contact = down & (air_time > 0.0)
-        air_time += dt
-        flight = air_time.copy()
-        air_time *= ~down
-        last_contact = step_contact.copy()
-        counts["first_contact_mismatch"] += int((first_contact != f(air.first_contact).astype(bool)).sum())
-        counts["touchdowns"] += int(first_contact.sum())
-        err["flight"] = max(err["flight"], float(np.abs(flight - f(air.flight_s)).max()))
-
-        # Every reward term against h1_walk.rewards from the same state.
-        ctx = cpu.context()
-        numpy_terms = h1_rewards.terms(st, ctx)
-        at_step = dataclasses.replace(ctx, command=cmd_step, air_time_s=flight, first_contact=first_contact)
-        numpy_terms["feet_air_time"] = h1_rewards.feet_air_time(st, at_step)
-        for name, value in h1_velocity.term_values(env).items():
-            ref = numpy_terms[name]  # relative to 1 + |value|: float32 sums of large squares (dof_vel, torques)
-            e = float((np.abs(f(value) - ref) / (1.0 + np.abs(ref))).max())
-            term_err[name] = max(term_err.get(name, 0.0), e)
-            term_active[name] = term_active.get(name, 0) + int(np.any(ref != 0.0))
-
-        # The step's reward: its term values, weighted and summed as the CPU env does.
-        step_values = {name: f(h1_velocity._step_term_value(env, name)) for name in mj_weights}
-        expected = h1_rewards.total(step_values, c.weights, c.only_positive_rewards) * dt
-        err["total"] = max(err["total"], float((np.abs(f(reward) - expected) / (1.0 + np.abs(expected))).max()))
-        tracking.append(float(step_values["lin_vel"].mean()))
-        if env.common_step_counter % cfg.ppo.num_steps_per_env == 0:  # an iteration's last step
-            cpu.update_curriculum(float(np.mean(tracking)))
-            tracking = []
-
-        # Physics draws in mjlab's model; the command ranges at the curriculum's level.
-        draws = {k: f(v) for k, v in h1_velocity.physics_draws(env).items()}
-        friction = f(env.sim.model.geom_friction[:, contact_geoms, 0]) / m.geom_friction[contact_geoms, 0]
-        err["friction"] = max(err["friction"], float(np.abs(friction - draws["friction"][:, None]).max()))
-        gain = f(env.sim.model.actuator_gainprm[:, acts, 0]) / m.actuator_gainprm[acts, 0]
-        kp = f(env.sim.model.actuator_biasprm[:, acts, 1]) / m.actuator_biasprm[acts, 1]
-        kd = f(env.sim.model.actuator_biasprm[:, acts, 2]) / m.actuator_biasprm[acts, 2]
-        strength = draws["motor_strength"][:, None]
-        err["motor_gain"] = max(err["motor_gain"], float(np.abs(np.stack([gain, kp, kd]) - strength).max()))
-        seen["friction"] += draws["friction"].tolist()
-        seen["motor_strength"] += draws["motor_strength"].tolist()
-        seen["added_mass_kg"] += (f(env.sim.model.body_mass[:, pelvis]) - m.body_mass[pelvis]).tolist()
-        seen["com_offset_m"] += (f(env.sim.model.body_ipos[:, torso]) - m.body_ipos[torso]).ravel().tolist()
-        r = twist.cfg.ranges
-        ranges = np.array([r.lin_vel_x, r.lin_vel_y, r.ang_vel_z])
-        err["ranges"] = max(err["ranges"], float(np.abs(ranges - np.array(cpu.command_ranges())).max()))
-        outside = (cmd < ranges[:, 0] - 1e-6) | (cmd > ranges[:, 1] + 1e-6)
-        assert not outside.any(), f"a command outside the curriculum's ranges {ranges.tolist()}: {cmd.tolist()}"
-
-        if done.any():  # mjlab's reset by hand; the CPU clock's reset, then the reset's advance
-            ids = np.flatnonzero(done)
-            before = draws["friction"][ids]
-            obs, _ = env.reset(env_ids=torch.as_tensor(ids))
-            counts["redrawn"] += int((f(h1_velocity.physics_draws(env)["friction"])[ids] != before).sum())
-            one = GaitClock(c.gait_period_s, dt, batch=len(ids))
-            one.advance(f(twist.command)[ids])
-            clock.phase[ids], clock._standing[ids] = one.phase, one._standing
-            air_time[ids], last_contact[ids] = 0.0, True
-            counts["resets"] += len(ids)
-
-    # States set by hand: low, tilted past the limit, a joint too fast and one past its limit, lying down.
-    qpos, qvel = env.sim.data.qpos, env.sim.data.qvel
-    origin = env.scene.env_origins
-    qpos[:, 0:2], qpos[:, 3:7], qvel[:] = origin[:, 0:2], torch.tensor([1.0, 0.0, 0.0, 0.0]), 0.0
-    qpos[:, 2] = H1.standing_base_height_m
-    qpos[0, 2] = c.fall_height_m - 0.05
-    tilt = 0.5 * (c.fall_tilt_rad + 0.1)
-    qpos[1, 3:7] = torch.tensor([math.cos(tilt), math.sin(tilt), 0.0, 0.0])
-    v_adr, q_adr = robot.indexing.joint_v_adr, robot.indexing.joint_q_adr
-    qvel[2, v_adr[sdk[3]]] = 1.5 * float(cpu.dq_fault[3])
-    qpos[2, q_adr[sdk[0]]] = float(cpu.q_max[0]) + 2.0 * supervision.SUPERVISOR.joint_limit_tolerance_rad
-    qpos[3, 2], qpos[3, 3:7] = 0.1, torch.tensor([math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0])
-    env.sim.forward()
-    compare_contacts_and_terminations(cpu_state())
-
-    levels = []
-    for value in (0.9, 0.5, 0.81, 0.9, 0.95, 0.95, 0.95, 0.95):  # the rule itself, on both, past the top
-        twist.update_curriculum(value)
-        cpu.update_curriculum(value)
-        levels.append([twist.level, cpu.level])
-    result = {
-        "num_envs": n,
-        "steps": steps,
-        "resets": counts["resets"],
-        "actor_obs_size": int(obs["actor"].shape[1]),
-        "critic_obs_size": int(obs["critic"].shape[1]),
-        "expected_actor_obs_size": policy_size,
-        "expected_critic_obs_size": h1_velocity.critic_size(),
-        "action_joint_order_is_parkour_core": list(action_names) == list(H1.joint_names),
-        "max_abs_error_targets": err["targets"],
-        "max_abs_error_clean_obs": err["obs"],
-        "actor_noise_max_over_bound": err["noise_over_bound"],
-        "actor_noise_max_where_none": err["noise_where_none"],
-        "actor_noise_max_fraction_of_bound": noise_fraction,
-        "max_abs_error_gait_phase_rad": err["phase"],
-        "foot_contact": {k: counts[k] for k in ("foot_contact_mismatch", "feet_down", "feet_up")},
-        "nonfoot_contact": {k: counts[k] for k in ("nonfoot_contact_mismatch", "nonfoot_contacts")},
-        "air_time": {
-            "touchdowns": counts["touchdowns"],
-            "first_contact_mismatch": counts["first_contact_mismatch"],
-            "max_abs_error_s": err["flight"],
-        },
-        "max_rel_error_reward_terms": term_err,
-        "reward_terms": sorted(term_err),
-        "expected_reward_terms": sorted(cpu_weights),
-        "reward_term_nonzero_steps": term_active,
-        "weights_differ": sorted(k for k in cpu_weights if mj_weights.get(k) != cpu_weights[k]),
-        "only_positive_rewards": c.only_positive_rewards,
-        "max_rel_error_reward_total": err["total"],
-        "termination_mismatch": done_mismatch,
-        "termination_fired": done_fired,
-        "physics": {
-            "max_abs_error_friction_scale": err["friction"],
-            "floor_friction_scaled": floor_scaled,
-            "max_abs_error_motor_gain_scale": err["motor_gain"],
-            "redrawn_at_reset": counts["redrawn"],
-            "seen": {k: [min(v), max(v)] for k, v in seen.items()},
-            "configured": {
-                "friction": list(c.friction),
-                "motor_strength": list(c.motor_strength),
-                "added_mass_kg": list(c.added_mass_kg),
-                "com_offset_m": [-c.com_offset_m, c.com_offset_m],
-            },
-        },
-        "curriculum": {
-            "start": c.curriculum_start,
-            "iterations": len(twist.iteration_tracking),
-            "max_abs_error_command_ranges": err["ranges"],
-            "levels_mjlab_cpu": levels,
-        },
-    }
-    (out / "h1_check.json").write_text(json.dumps(result, indent=2))
     return result
 
 
@@ -764,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
     sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("teacher", "h1", "depth", "student_walk", "all"))
+    parser.add_argument("what", choices=("teacher", "depth", "student_walk", "all"))
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--motion", action="append", default=[], help="teacher: synth motion_*.npz (default: toy)")
@@ -775,8 +473,6 @@ def main(argv: list[str] | None = None) -> int:
     result = {}
     if args.what in ("teacher", "all"):
         result["teacher"] = teacher_check(args.num_envs, args.out, args.motion, args.frame_fraction)
-    if args.what in ("h1", "all"):
-        result["h1"] = h1_check(args.num_envs, args.steps, args.out)
     if args.what in ("depth", "all"):
         result["depth"] = depth_check(args.num_envs, args.out)
     if args.what in ("student_walk", "all"):

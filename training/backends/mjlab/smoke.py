@@ -4,7 +4,6 @@ paper-scale run on a GPU. The config's ``task`` picks the mjlab task (see :func:
     .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
     make mjlab-smoke
     parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
-    parkour train run --config h1_walk_gpu --backend mjlab --device cuda --out DIR
     parkour train run --config student_walk --backend mjlab --device cuda --num-envs 4096 --out DIR
     parkour train run --config student_step --backend mjlab --device cuda --num-envs 4096 --out DIR
 
@@ -27,7 +26,7 @@ VENV_PY = ROOT / ".venv-mjlab" / "bin" / "python"
 
 
 # What the mjlab scripts import from the checkout: the training package, parkour_core, and parkour_sim
-# (h1_walk's env module and the depth camera; read with mujoco 3.11 there).
+# (the depth camera; read with mujoco 3.11 there).
 CHECKOUT_PATHS = [str(ROOT), str(ROOT / "src" / "parkour_core"), str(ROOT / "src" / "parkour_sim")]
 
 
@@ -53,8 +52,7 @@ def reexec_in_venv(script: str | Path = __file__, what: str = "mjlab smoke") -> 
 def main(argv: list[str] | None = None) -> int:
     """Train the config's task on mjlab.
 
-    ``h1_walk`` trains the H1 velocity task (:mod:`training.backends.mjlab.h1_velocity`), ``student_walk``
-    the walking depth student through our runner (:mod:`training.backends.mjlab.walk_task`),
+    ``student_walk`` trains the walking depth student through our runner (:mod:`training.backends.mjlab.walk_task`),
     ``student_step`` the step-up student likewise (:mod:`training.backends.mjlab.step_task`), any teacher
     config the PHP teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files,
     else the config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm
@@ -112,17 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     iterations = args.iterations or 2
     overrides |= {"run.max_iterations": iterations, "run.save_interval": iterations}
     cfg = load_train_config(args.config, overrides)
-    extra: dict = {}
-    if cfg.task == "h1_walk":
-        from training.backends.mjlab import h1_velocity
+    from training.backends.mjlab import task
 
-        task_id = h1_velocity.register(cfg)
-    else:
-        from training.backends.mjlab import task
-
-        motions = task.motions_for(cfg, out, args.motion)
-        task_id = task.register(cfg, motions)
-        extra = {"references": [str(m) for m in motions], "height_scan": cfg.env.height_scan}
+    motions = task.motions_for(cfg, out, args.motion)
+    task_id = task.register(cfg, motions)
+    extra = {"references": [str(m) for m in motions], "height_scan": cfg.env.height_scan}
     if cfg.run.minutes:
         print(f"mjlab: run.minutes ({cfg.run.minutes}) is not a time box here; mjlab runs run.max_iterations")
     from mjlab.tasks.registry import load_env_cfg, load_rl_cfg

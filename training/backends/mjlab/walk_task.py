@@ -123,13 +123,28 @@ def robot_cfg(manifest: Manifest):
     )
 
 
+def spec_order_action_cfg(**kwargs):
+    """mjlab's joint position action config, its joints in the order ``actuator_names`` gives them (our robot
+    spec's), not the model's; ``kwargs`` are ``JointPositionActionCfg``'s."""
+    from mjlab.envs.mdp.actions import JointPositionAction, JointPositionActionCfg
+
+    class SpecOrderJointPositionAction(JointPositionAction):
+        def _find_targets(self, cfg):
+            return self._entity.find_joints(cfg.actuator_names, preserve_order=True)
+
+    @dataclass(kw_only=True)
+    class SpecOrderJointPositionActionCfg(JointPositionActionCfg):
+        def build(self, env):
+            return SpecOrderJointPositionAction(self, env)
+
+    return SpecOrderJointPositionActionCfg(**kwargs)
+
+
 def action_cfg(manifest: Manifest, clip: dict[str, tuple[float, float]] | None = None):
     """Targets ``default_q + 0.25 a`` in parkour_core's joint order (the manifest's ``action_scale``).
 
     ``clip``: per joint name, the (low, high) its target is clamped to before it reaches the motor.
     """
-    from training.backends.mjlab.h1_velocity import spec_order_action_cfg
-
     return spec_order_action_cfg(
         entity_name="robot",
         actuator_names=tuple(re.escape(n) for n in manifest.joint_names),

@@ -11,6 +11,7 @@ register_task(
         presets=Path(__file__).parent / "presets",
         config="training.tasks.h1_walk.config:H1WalkTrainConfig",
         runner_task="training.tasks.h1_walk.task:H1WalkTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
         panels=(
             ("episode return", (("episode_return", "finished episodes"),)),
             (

@@ -1,7 +1,8 @@
-"""The H1 velocity-tracking environment on the ``mujoco_cpu`` backend: blind walking on flat ground.
+"""The H1 velocity-tracking environment: blind walking on flat ground, on the CPU or on MuJoCo-Warp.
 
-The robot is the H1's default model (Unitree's MJCF, ``parkour_sim.models``) through
-:class:`~training.envs.mujoco_cpu.BatchedMujoco`; its observation is parkour_core's terms
+The robot is the H1's default model (Unitree's MJCF, ``parkour_sim.models``), simulated through
+:class:`~training.envs.physics.Physics` (``backend``: ``BatchedMujoco`` on the CPU, ``WarpMujoco`` on a GPU;
+the MDP below is the same numpy on both); its observation is parkour_core's terms
 (:data:`POLICY_TERMS`), built by ``build_observation`` over the whole batch, so the exported bundle
 sees on the robot what it saw here. The reward is a sum of small terms (:mod:`training.tasks.h1_walk.rewards`),
 each weight times dt, clipped at zero. Foot contact is read from MuJoCo's contacts. The command ranges
@@ -14,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import mujoco
 import numpy as np
 from numpy.typing import NDArray
 
@@ -23,7 +23,7 @@ from parkour_core.math3d import projected_gravity, rotate_inverse
 from parkour_core.obs import ObsInput, ObsTerm, build_observation, observation_size
 from parkour_core.robots import H1, RobotSpec
 from training.envs import supervision
-from training.envs.mujoco_cpu import STATE_SPEC, BatchedMujoco
+from training.envs.physics import make_physics
 from training.motion_matching import quat
 from training.tasks.h1_walk import rewards
 
@@ -59,6 +59,8 @@ class H1WalkConfig:
 
     num_envs: int = 64
     robot_model: str = ""  # parkour_sim.models: "" is the H1's default (Unitree's MJCF)
+    backend: str = "mujoco_cpu"  # training.envs.physics: mujoco_cpu or mujoco_warp
+    device: str = "cpu"  # mujoco_warp's device
     physics_dt_s: float = 0.005
     control_hz: float = 50.0
     nthread: int = 2
@@ -120,19 +122,13 @@ class H1WalkEnv:
         self.dt_s = 1.0 / cfg.control_hz
         self.max_episode_length = round(cfg.episode_s / self.dt_s)
         self.kp, self.kd = robot.kp_stand.copy(), robot.kd_stand.copy()
-        self.sim = BatchedMujoco(
-            cfg.num_envs,
-            robot,
-            cfg.physics_dt_s,
-            cfg.decimation,
-            self.kp,
-            self.kd,
-            max_boxes=1,
-            nthread=cfg.nthread,
-            robot_model=cfg.robot_model,
-        )
+        self.sim = make_physics(
+            cfg.backend, cfg.num_envs, robot, cfg.device, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation,
+            kp=self.kp, kd=self.kd, max_boxes=1, nthread=cfg.nthread, robot_model=cfg.robot_model,
+        )  # fmt: skip
         model = self.sim.base_model
         self.foot_sites = np.array([model.site(s).id for s in FOOT_SITES])
+        self.feet_bodies = model.site_bodyid[self.foot_sites]
         feet = [model.body(b).id for b in robot.foot_bodies]
         # Each geom's part: 0 / 1 the left / right foot, 2 another robot body, -1 the world.
         self.geom_part = np.where(model.geom_bodyid == 0, -1, 2)
@@ -236,12 +232,12 @@ class H1WalkEnv:
             self._apply_physics(int(i))
 
     def _apply_physics(self, i: int) -> None:
-        m, p, nom, a = self.sim.models[i], self.physics, self.nominal, self.sim.actuators
-        m.geom_friction[self.contact_geoms, 0] = nom["friction"] * p["friction"][i]
-        m.body_mass[self.pelvis] = nom["pelvis_mass"] + p["added_mass_kg"][i]
-        m.body_ipos[self.torso] = nom["torso_ipos"] + p["com_offset_m"][i]
-        m.actuator_gainprm[a, 0] = nom["gainprm"] * p["motor_strength"][i]
-        m.actuator_biasprm[a, 1:3] = nom["biasprm"] * p["motor_strength"][i]
+        s, p, nom, a = self.sim, self.physics, self.nominal, self.sim.actuators
+        s.set_model(i, "geom_friction", (self.contact_geoms, 0), nom["friction"] * p["friction"][i])
+        s.set_model(i, "body_mass", self.pelvis, nom["pelvis_mass"] + p["added_mass_kg"][i])
+        s.set_model(i, "body_ipos", self.torso, nom["torso_ipos"] + p["com_offset_m"][i])
+        s.set_model(i, "actuator_gainprm", (a, 0), nom["gainprm"] * p["motor_strength"][i])
+        s.set_model(i, "actuator_biasprm", (a, slice(1, 3)), nom["biasprm"] * p["motor_strength"][i])
 
     def resample(self, ids: Ints) -> None:
         c, rng, k = self.cfg, self.rng, len(ids)
@@ -254,26 +250,15 @@ class H1WalkEnv:
     # -- reading -----------------------------------------------------------------------------
 
     def _read(self) -> dict[str, Any]:
-        """Every environment's state in one pass over the MuJoCo datas."""
-        s, n = self.sim, self.num_envs
-        qpos, qvel = np.empty((n, s.base_model.nq)), np.empty((n, s.base_model.nv))
-        gyro, sole, cvel, com = np.empty((n, 3)), np.empty((n, 2, 3)), np.empty((n, 2, 6)), np.empty((n, 3))
-        contact, touched = np.zeros((n, 2), dtype=bool), np.zeros(n, dtype=bool)
-        feet_bodies = s.base_model.site_bodyid[self.foot_sites]
-        for i, d in enumerate(s.datas):
-            qpos[i], qvel[i] = d.qpos, d.qvel
-            gyro[i] = d.sensordata[s.gyro_adr : s.gyro_adr + 3]
-            sole[i] = d.site_xpos[self.foot_sites]
-            cvel[i] = d.cvel[feet_bodies]
-            com[i] = d.subtree_com[self.pelvis]
-            if d.ncon:
-                g = d.contact.geom[: d.ncon]
-                on_floor = g[(g[:, 0] == self.floor) | (g[:, 1] == self.floor)]
-                part = self.geom_part[on_floor.sum(axis=1) - self.floor]
-                contact[i] = (part == 0).any(), (part == 1).any()
-                touched[i] = (part == 2).any()
-        return {"qpos": qpos, "qvel": qvel, "gyro": gyro, "sole": sole, "cvel": cvel, "com": com,
-                "contact": contact, "touched": touched}  # fmt: skip
+        """Every environment's state, read through the physics backend."""
+        s = self.sim
+        r = s.read({
+            "qpos": ("qpos", slice(None)), "qvel": ("qvel", slice(None)),
+            "gyro": ("sensordata", slice(s.gyro_adr, s.gyro_adr + 3)), "sole": ("site_xpos", self.foot_sites),
+            "cvel": ("cvel", self.feet_bodies), "com": ("subtree_com", self.pelvis),
+        })  # fmt: skip
+        parts = s.contact_parts(self.geom_part, 3, self.floor)
+        return r | {"contact": parts[:, 0:2], "touched": parts[:, 2]}
 
     def state(self) -> rewards.State:
         r, s = self._read(), self.sim
@@ -324,7 +309,7 @@ class H1WalkEnv:
         self.push_age_s += self.dt_s
         due = np.flatnonzero(self.push_age_s >= c.push_interval_s)
         for i in due:
-            self.sim.datas[int(i)].qvel[0:2] += self.rng.uniform(-c.push_vel_mps, c.push_vel_mps, 2)
+            self.sim.add_qvel(int(i), slice(0, 2), self.rng.uniform(-c.push_vel_mps, c.push_vel_mps, 2))
         self.push_age_s[due] = 0.0
 
     def context(self, first_contact: NDArray[np.bool_] | None = None) -> rewards.Context:
@@ -386,13 +371,9 @@ class H1WalkEnv:
                "push_age_s", "air_time_s", "last_contact")  # fmt: skip
 
     def state_dict(self) -> dict[str, Any]:
-        s = self.sim
-        states = np.zeros((self.num_envs, s.nstate))
-        for i, (m, d) in enumerate(zip(s.models, s.datas, strict=True)):
-            mujoco.mj_getState(m, d, states[i], STATE_SPEC)
         return {
             "rng": self.rng.bit_generator.state,
-            "mujoco_state": states,
+            "mujoco_state": self.sim.get_states(),
             "level": self.level,
             "physics": {k: v.copy() for k, v in self.physics.items()},
             "gait": {"phase": self.gait.phase.copy(), "standing": self.gait._standing.copy()},
@@ -409,9 +390,7 @@ class H1WalkEnv:
         self.gait._standing[:] = state["gait"]["standing"]
         for name in self._ARRAYS:
             getattr(self, name)[:] = state[name]
-        s = self.sim
         for i in range(self.num_envs):
             self._apply_physics(i)
-            mujoco.mj_setState(s.models[i], s.datas[i], state["mujoco_state"][i], STATE_SPEC)
-            s.refresh(i)
+        self.sim.set_states(state["mujoco_state"])
         self.last_obs = {k: v.copy() for k, v in state["last_obs"].items()}

@@ -24,6 +24,7 @@ from rsl_rl.models import MLPModel
 
 from parkour_core.paths import repo_root
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics, warp_device
 from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
 from training.tasks.h1_walk.bundle import export_bundle, load_actor_from_bundle
@@ -40,8 +41,8 @@ REPO = repo_root()
 def env_config(cfg: TrainConfig) -> H1WalkConfig:
     e, v = cfg.env, cfg.velocity
     return H1WalkConfig(
-        num_envs=e.num_envs, robot_model=e.robot_model, physics_dt_s=e.physics_dt_s, control_hz=e.control_hz,
-        seed=cfg.run.seed,
+        num_envs=e.num_envs, robot_model=e.robot_model, backend=e.backend, device=warp_device(cfg.run.device),
+        physics_dt_s=e.physics_dt_s, control_hz=e.control_hz, seed=cfg.run.seed,
         episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=_pair(v.vx), vy=_pair(v.vy),
         yaw_rate=_pair(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
         fall_height_m=v.fall_height_m, fall_tilt_rad=v.fall_tilt_rad, joint_noise_rad=v.joint_noise_rad,
@@ -75,6 +76,10 @@ class H1WalkTask:
         self._obs = self.env.last_obs
         self._returns = np.zeros(self.num_envs)
         self._clear_figures()
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.sim
 
     # -- TaskEnv -----------------------------------------------------------------------------
 
