@@ -10,7 +10,8 @@ from training.cli.train_cmd import _train_on_mjlab
 
 
 @pytest.mark.parametrize(
-    ("config", "task"), [("climb_teacher_tiny", "climb_teacher"), ("php_student_gpu", "php_student")]
+    ("config", "task"),
+    [("climb_teacher_tiny", "climb_teacher"), ("php_student_gpu", "php_student"), ("php_teacher_tiny", "php_teacher")],
 )
 def test_a_task_without_an_mjlab_implementation_is_refused_by_name(tmp_path, config, task):
     with pytest.raises(ValueError, match=rf"{config} (is|trains) {task}, which (stays on|runs on) mujoco_cpu"):
@@ -18,9 +19,9 @@ def test_a_task_without_an_mjlab_implementation_is_refused_by_name(tmp_path, con
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("config", ["php_teacher_tiny", "student_walk_tiny"])
+@pytest.mark.parametrize("config", ["student_step_tiny", "student_walk_tiny"])
 def test_without_the_mjlab_venv_the_run_is_refused_in_one_line(tmp_path, monkeypatch, capsys, config):
-    """Not `skipped` and exit 0 (a teacher), nor a missing student_mjlab.pt once the run is over (a student)."""
+    """Not `skipped` and exit 0, nor a missing student_mjlab.pt once the run is over."""
     from parkour_bringup.cli import main
     from training.backends.mjlab import smoke
 

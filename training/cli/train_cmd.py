@@ -66,7 +66,7 @@ def add_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--backend", choices=("mujoco_cpu", "mujoco_warp", "mjlab"), default=None,
         help="mujoco_cpu: the runner on batched MuJoCo; mujoco_warp: the same task and runner on MuJoCo-Warp "
-        "(a task whose MDP runs there: h1_walk); mjlab: PHP's teacher or the walking and stepping students on "
+        "(a task whose MDP runs there: php_teacher, h1_walk); mjlab: the walking and stepping students on "
         "mjlab in .venv-mjlab (default: the config's env.backend)",
     )  # fmt: skip
     r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
@@ -144,8 +144,6 @@ def _backend(config: str, overrides: dict[str, Any]) -> str:
     return load_train_config(config, overrides).env.backend
 
 
-MJLAB_KEYS = ("run.max_iterations", "run.save_interval", "run.device")  # mjlab saves every run's last iteration
-MJLAB_TEACHER_TASKS = ("php_teacher",)  # PHP's tracking teacher
 MJLAB_STUDENT_TASKS = (
     "student_walk",
     "student_step",
@@ -162,9 +160,9 @@ def _require_mjlab() -> None:
 
 
 def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
-    """A teacher config (PHP's teacher) or the walking student on mjlab (training/backends/mjlab/smoke.py,
-    which runs under .venv-mjlab). The student's bundle is written here, in the runtime venv, once the run is back
-    (the exporter's parity checks run onnxruntime, which .venv-mjlab does not hold)."""
+    """A depth student on mjlab (training/backends/mjlab/smoke.py, which runs under .venv-mjlab). Its bundle is
+    written here, in the runtime venv, once the run is back (the exporter's parity checks run onnxruntime, which
+    .venv-mjlab does not hold)."""
     import json
     import subprocess
     import sys
@@ -193,22 +191,14 @@ def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs:
             bundle = export_bundle(out, load_train_config(config, overrides))
             print(f"parkour train run: wrote {Path(out) / (cfg.task + '.json')}, bundle {bundle}")
         return code
+    from training.registry import get_task
+
     task = load_train_config(config).task
-    if task not in MJLAB_TEACHER_TASKS:
-        raise ValueError(
-            f"--backend mjlab trains the teachers {', '.join(MJLAB_TEACHER_TASKS)} and the students "
-            f"{', '.join(MJLAB_STUDENT_TASKS)}; {config} trains {task}, which runs on mujoco_cpu only"
-        )
-    other = sorted(set(overrides) - set(MJLAB_KEYS))
-    if other:
-        raise ValueError(f"--backend mjlab takes {', '.join(MJLAB_KEYS)} as --set, not {', '.join(other)}")
-    cfg = load_train_config(config, overrides)
-    _require_mjlab()
-    cmd = [sys.executable, str(script), "--config", str(config), "--iterations", str(cfg.run.max_iterations),
-           "--device", cfg.run.device, "--out", str(out)]  # fmt: skip
-    if num_envs is not None:
-        cmd += ["--num-envs", str(num_envs)]
-    return subprocess.call(cmd)
+    backends = " or ".join(get_task(task).backends)
+    raise ValueError(
+        f"--backend mjlab trains the students {', '.join(MJLAB_STUDENT_TASKS)}; {config} trains {task}, which runs on "
+        f"{backends}"
+    )
 
 
 def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None, note: str = "") -> dict[str, Any]:

@@ -61,6 +61,13 @@ def make_pd_servos(model: mujoco.MjModel, actuators: NDArray[np.int64], kp: F, k
     model.actuator_forcerange[actuators, 1] = tau_limit
 
 
+def body_velocities(pos: F, cvel: F, root_com: F) -> tuple[F, F]:
+    """Linear velocity of each body frame's origin and angular velocity, world frame, from MuJoCo's ``cvel``: the
+    spatial velocity (angular, linear) at the subtree CoM of the body's root body (``root_com``)."""
+    ang = cvel[..., 0:3]
+    return cvel[..., 3:6] + np.cross(ang, pos - root_com), ang
+
+
 class BatchedMujoco:
     """N robots on one model layout. Arrays are in the robot's joint order.
 
@@ -267,11 +274,8 @@ class BatchedMujoco:
         pos = self._stack(lambda d: d.xpos[ids])
         rot = self._stack(lambda d: d.xquat[ids])
         cvel = self._stack(lambda d: d.cvel[ids])
-        # cvel is the spatial velocity (angular, linear) at the subtree CoM of the body's root body.
         com = self._stack(lambda d: d.subtree_com[self.base_model.body_rootid[ids]])
-        ang = cvel[..., 0:3]
-        lin = cvel[..., 3:6] + np.cross(ang, pos - com)
-        return pos, rot, lin, ang
+        return (pos, rot, *body_velocities(pos, cvel, com))
 
     def box_face_contacts(self, body_ids: NDArray[np.int64]) -> F:
         """How many of ``body_ids`` touch a box on a side face (the contact normal within

@@ -18,13 +18,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.robots import G1, RobotSpec
-from training.envs.mujoco_cpu import STATE_SPEC, BatchedMujoco
+from training.envs.mujoco_cpu import _PARKED_HALF, _PARKED_POS, STATE_SPEC, BatchedMujoco, body_velocities
+from training.envs.reference import Terrain
+from training.motion_matching import quat
 
 F = NDArray[np.float64]
 
 # Every model field an environment may set for itself (MuJoCo-Warp batches fields whose shape starts with "*").
-BATCHABLE = ("geom_friction", "body_mass", "body_ipos", "actuator_gainprm", "actuator_biasprm", "geom_pos",
-             "geom_quat", "geom_size", "geom_aabb", "geom_rbound")  # fmt: skip
+BATCHABLE = ("geom_friction", "geom_solref", "pair_friction", "pair_solref", "body_mass", "body_ipos",
+             "actuator_gainprm", "actuator_biasprm", "geom_pos", "geom_quat", "geom_size", "geom_aabb",
+             "geom_rbound")  # fmt: skip
 CONTACTS_PER_ENV = 64  # contact and constraint capacity per world
 CONSTRAINTS_PER_ENV = 512
 
@@ -55,7 +58,7 @@ class WarpMujoco:
         self._host = host
         self.robot, self.num_envs, self.decimation, self.physics_dt_s = robot, num_envs, decimation, physics_dt_s
         for name in ("joint_ids", "qpos_adr", "qvel_adr", "actuators", "tau_limit", "kp", "kd", "gyro_adr", "nstate",
-                     "box_geoms", "base_body", "push_body"):  # fmt: skip
+                     "box_geoms", "max_boxes", "base_body", "push_body", "robot_geom"):  # fmt: skip
             setattr(self, name, getattr(host, name))
         self.target_bounds: tuple[F, F] | None = None
         model = host.base_model
@@ -64,11 +67,16 @@ class WarpMujoco:
         self.device = device
         self._scratch = mujoco.MjData(model)  # converts full-physics states to fields and back
         self._model_fields: dict[str, np.ndarray] = {}  # batched host copies of the fields set per environment
+        self._model_edits: set[str] = set()  # fields edited since the last upload
         with wp.ScopedDevice(device):
             self._m = mjw.put_model(model)
             self._d = mjw.make_data(model, nworld=num_envs, nconmax=CONTACTS_PER_ENV, njmax=CONSTRAINTS_PER_ENV)
         self._state = {f: np.tile(getattr(self._scratch, f), (num_envs, 1)) for f in ("qpos", "qvel", "ctrl", "act")}
         self._state["time"] = np.zeros(num_envs)
+        self._state["xfrc_applied"] = np.zeros((num_envs, model.nbody, 6))
+        self.terrains: list[Terrain] = [Terrain() for _ in range(num_envs)]
+        for i in range(num_envs):
+            self.set_terrain(i, Terrain())
         self._dirty = True
         self._flush()
 
@@ -85,10 +93,27 @@ class WarpMujoco:
             for f, values in self._state.items():
                 if values.size:
                     getattr(self._d, f).assign(values)
-            for f, values in self._model_fields.items():
-                getattr(self._m, f).assign(values)
+            if self._model_edits & {"geom_pos", "geom_quat"}:
+                self._place_world_geoms()
+            for f in self._model_edits:
+                target, values = getattr(self._m, f), self._model_fields[f]
+                whole = values.size != np.prod(target.shape)  # a vector element type: its components last
+                target.assign(values.reshape(*target.shape, -1) if whole else values.reshape(target.shape))
+            self._model_edits.clear()
             self._refresh()
         self._dirty = False
+
+    def _place_world_geoms(self) -> None:
+        """MuJoCo-Warp computes the world body's geom poses once, when the data is made: moved boxes get theirs
+        here (the world frame is the body's; the robot's geoms are recomputed by the refresh that follows)."""
+        w, x, y, z = np.moveaxis(self._model_fields["geom_quat"], -1, 0)  # mju_quat2Mat, over every geom
+        rotation = np.stack([
+            1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
+        ], axis=-1)  # fmt: skip
+        self._d.geom_xpos.assign(self._model_fields["geom_pos"])
+        self._d.geom_xmat.assign(rotation.reshape(*rotation.shape[:2], 3, 3))
 
     def _refresh(self) -> None:
         mjw, m, d = self._mjw, self._m, self._d
@@ -99,7 +124,7 @@ class WarpMujoco:
 
     def _pull(self) -> None:
         for f, values in self._state.items():
-            if values.size:
+            if values.size and f != "time":
                 values[:] = getattr(self._d, f).numpy()
 
     # -- setup --------------------------------------------------------------------------------
@@ -119,17 +144,35 @@ class WarpMujoco:
     def refresh(self, i: int) -> None:
         self._dirty = True
 
+    def set_terrain(self, i: int, terrain: Terrain) -> None:
+        """``BatchedMujoco.set_terrain``: the boxes in environment ``i``'s slots. An unused slot is parked far below
+        the floor and keeps its collision flags (MuJoCo-Warp shares them across worlds): the boxes are the world
+        body's geoms, which never collide with each other or the floor, and nothing else reaches them."""
+        if len(terrain) > self.max_boxes:
+            raise ValueError(f"terrain has {len(terrain)} boxes; the backend has {self.max_boxes} slots")
+        for k, g in enumerate(self.box_geoms):
+            used = k < len(terrain)
+            half = terrain.half_size[k] if used else np.array(_PARKED_HALF)
+            self.set_model(i, "geom_pos", g, terrain.center[k] if used else _PARKED_POS)
+            self.set_model(i, "geom_quat", g, quat.from_yaw(terrain.yaw[k]) if used else (1.0, 0.0, 0.0, 0.0))
+            self.set_model(i, "geom_size", g, half)
+            self.set_model(i, "geom_aabb", g, np.concatenate([np.zeros(3), half]))
+            self.set_model(i, "geom_rbound", g, float(np.linalg.norm(half)))
+        self.terrains[i] = terrain
+
     def set_model(self, i: int, field: str, index: Any, value: Any) -> None:
-        """Environment ``i``'s ``<field>[index] = value`` in the device model (its field batched per world)."""
-        if field not in self._model_fields:
-            if field not in BATCHABLE:
-                raise ValueError(f"model field {field!r} is not set per environment on mujoco_warp: {BATCHABLE}")
+        """Environment ``i``'s ``<field>[index] = value`` in the device model (every :data:`BATCHABLE` field is
+        one per world from the first such write)."""
+        if field not in BATCHABLE:
+            raise ValueError(f"model field {field!r} is not set per environment on mujoco_warp: {BATCHABLE}")
+        if not self._model_fields:
             with self._wp.ScopedDevice(self.device):
-                self._m = self._mjw.put_model(self.base_model, batch_sizes={
-                    **dict.fromkeys(self._model_fields, self.num_envs), field: self.num_envs})  # fmt: skip
-            self._model_fields[field] = np.tile(getattr(self.base_model, field), (self.num_envs,) + (1,) * getattr(
-                self.base_model, field).ndim)  # fmt: skip
+                self._m = self._mjw.put_model(self.base_model, batch_sizes=dict.fromkeys(BATCHABLE, self.num_envs))
+            for f in BATCHABLE:
+                nominal = getattr(self.base_model, f)
+                self._model_fields[f] = np.tile(nominal, (self.num_envs,) + (1,) * nominal.ndim)
         self._model_fields[field][i][index] = value
+        self._model_edits.add(field)
         self._dirty = True
 
     def add_qvel(self, i: int, index: Any, dv: F) -> None:
@@ -139,11 +182,12 @@ class WarpMujoco:
     # -- stepping -----------------------------------------------------------------------------
 
     def step(self, q_targets: F, push_force_w: F | None = None) -> None:
-        if push_force_w is not None:
-            raise NotImplementedError("push forces are not wired on mujoco_warp; kick the velocity (add_qvel)")
         if self.target_bounds is not None:
             q_targets = np.clip(q_targets, *self.target_bounds)
         self._state["ctrl"][:, self.actuators] = q_targets
+        self._state["xfrc_applied"][:] = 0.0
+        if push_force_w is not None:
+            self._state["xfrc_applied"][:, self.push_body, 0:3] = push_force_w
         self._dirty = True
         self._flush()
         wp, mjw = self._wp, self._mjw
@@ -152,6 +196,8 @@ class WarpMujoco:
                 mjw.step(self._m, self._d)
             self._refresh()
         self._pull()
+        for _ in range(self.decimation):  # the CPU's float64 clock (MuJoCo-Warp's is float32): the same times
+            self._state["time"] += self.physics_dt_s
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -161,11 +207,55 @@ class WarpMujoco:
         return {name: arrays[f][(slice(None), *np.index_exp[index])].astype(np.float64)
                 for name, (f, index) in fields.items()}  # fmt: skip
 
-    def contact_parts(self, geom_part: NDArray[np.int64], parts: int, other_geom: int) -> NDArray[np.bool_]:
+    @property
+    def time_s(self) -> F:
+        return self._state["time"].copy()
+
+    @property
+    def q(self) -> F:
+        return self._state["qpos"][:, self.qpos_adr]
+
+    @property
+    def dq(self) -> F:
+        return self._state["qvel"][:, self.qvel_adr]
+
+    @property
+    def root_pos(self) -> F:
+        return self._state["qpos"][:, 0:3].copy()
+
+    @property
+    def root_quat(self) -> F:
+        return self._state["qpos"][:, 3:7].copy()
+
+    @property
+    def root_lin_vel_w(self) -> F:
+        return self._state["qvel"][:, 0:3].copy()
+
+    @property
+    def gyro(self) -> F:
+        return self.read({"gyro": ("sensordata", slice(self.gyro_adr, self.gyro_adr + 3))})["gyro"]
+
+    def bodies(self, body_ids: NDArray[np.int64]) -> tuple[F, F, F, F]:
+        """``BatchedMujoco.bodies``: world position, quaternion, linear and angular velocity, (N, B, .)."""
+        ids = np.asarray(body_ids)
+        r = self.read({"pos": ("xpos", ids), "rot": ("xquat", ids), "cvel": ("cvel", ids),
+                       "com": ("subtree_com", self.base_model.body_rootid[ids])})  # fmt: skip
+        return (r["pos"], r["rot"], *body_velocities(r["pos"], r["cvel"], r["com"]))
+
+    def _contacts(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The active contacts' geom pairs and worlds."""
         self._flush()
         count = int(self._d.nacon.numpy()[0])
-        g = self._d.contact.geom.numpy()[:count]
-        world = self._d.contact.worldid.numpy()[:count]
+        return self._d.contact.geom.numpy()[:count], self._d.contact.worldid.numpy()[:count]
+
+    def self_contacts(self) -> F:
+        """``BatchedMujoco.self_contacts``: contacts between two of the robot's own geoms, per environment."""
+        g, world = self._contacts()
+        mine = self.robot_geom[g[:, 0]] & self.robot_geom[g[:, 1]]
+        return np.bincount(world[mine], minlength=self.num_envs).astype(np.float64)
+
+    def contact_parts(self, geom_part: NDArray[np.int64], parts: int, other_geom: int) -> NDArray[np.bool_]:
+        g, world = self._contacts()
         on_other = (g[:, 0] == other_geom) | (g[:, 1] == other_geom)
         part = geom_part[g[on_other].sum(axis=1) - other_geom]
         out = np.zeros((self.num_envs, parts), dtype=bool)

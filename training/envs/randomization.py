@@ -10,10 +10,14 @@ magnitudes and quiet times are ours.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from training.envs.physics import Physics
 
 F = NDArray[np.float64]
 Range = tuple[float, float]
@@ -120,24 +124,25 @@ class ModelRandomizer:
             raise ValueError(f"the model has no body {torso_body!r}")
         self.nominal_geom_solref = model.geom_solref.copy()
         self.nominal_pair_solref = model.pair_solref.copy()
+        self.npair = model.npair
         self.nominal_ipos = model.body_ipos[self.torso].copy()
 
-    def apply(self, model: mujoco.MjModel, draw: PhysicsDraw, i: int) -> None:
-        """Write environment ``i``'s draw into ``model`` (that environment's own copy).
+    def apply(self, physics: Physics, env: int, draw: PhysicsDraw, i: int) -> None:
+        """Write draw ``i`` into environment ``env``'s model (``physics.set_model``: its own copy).
 
         The friction goes on every collision geom, robot and terrain alike (MuJoCo takes the larger of the
         two geoms' coefficients), and on the model's explicit contact pairs (the G1's feet against the
         floor); the CoM offset moves the torso's ``body_ipos``.
         """
-        g = self.contact_geoms
-        model.geom_friction[g, 0] = draw.friction[i]
-        model.geom_solref[g, 0] = self.nominal_geom_solref[g, 0]
-        model.geom_solref[g, 1] = draw.dampratio[i]
-        if model.npair:
-            model.pair_friction[:, 0:2] = draw.friction[i]
-            model.pair_solref[:, 0] = self.nominal_pair_solref[:, 0]
-            model.pair_solref[:, 1] = draw.dampratio[i]
-        model.body_ipos[self.torso] = self.nominal_ipos + draw.torso_com_offset_m[i]
+        g, s = self.contact_geoms, physics
+        s.set_model(env, "geom_friction", (g, 0), draw.friction[i])
+        s.set_model(env, "geom_solref", (g, 0), self.nominal_geom_solref[g, 0])
+        s.set_model(env, "geom_solref", (g, 1), draw.dampratio[i])
+        if self.npair:
+            s.set_model(env, "pair_friction", (slice(None), slice(0, 2)), draw.friction[i])
+            s.set_model(env, "pair_solref", (slice(None), 0), self.nominal_pair_solref[:, 0])
+            s.set_model(env, "pair_solref", (slice(None), 1), draw.dampratio[i])
+        s.set_model(env, "body_ipos", self.torso, self.nominal_ipos + draw.torso_com_offset_m[i])
 
 
 class Pushes:

@@ -99,3 +99,65 @@ def test_backends_agree_from_the_same_states(name: str) -> None:
     finally:
         cpu_task.close()
         warp_task.close()
+
+
+def test_both_physics_read_the_same_boxes_feet_and_pushes() -> None:
+    """The interface itself, where the tiny presets do not reach: boxes written per environment (a 10 cm slab
+    under one robot, a yawed box against another's feet and shins, none under the third), what each reads of
+    them (contacts of feet and other bodies with a box and the floor, self-contacts, bodies), and a push."""
+    from parkour_core.robots import G1
+    from training.envs.mujoco_cpu import BatchedMujoco
+    from training.envs.mujoco_warp import WarpMujoco
+    from training.envs.reference import Terrain
+
+    slab = Terrain(np.array([[0.0, 0.0, 0.05]]), np.array([[0.4, 0.4, 0.05]]), np.array([0.0]))
+    wall = Terrain(np.array([[0.14, 0.0, 0.2], [3.0, 0.0, 0.1]]), np.array([[0.05, 0.5, 0.2], [0.2, 0.2, 0.1]]),
+                   np.array([0.3, 0.0]))  # fmt: skip
+    terrains, lift = [slab, wall, Terrain()], [0.1, 0.0, 0.0]
+    backends = [BatchedMujoco(3, G1, max_boxes=2, nthread=1), WarpMujoco(3, G1, max_boxes=2)]
+    model = backends[0].base_model
+    feet = [model.body(b).id for b in G1.foot_bodies]
+    geom_part = np.where(model.geom_bodyid == 0, -1, 2)
+    for k, body in enumerate(feet):
+        geom_part[model.geom_bodyid == body] = k
+    height = G1.standing_base_height_m - foot_clearance(backends[0], feet) - 0.002  # the soles 2 mm into the ground
+    reads: list[dict[str, np.ndarray]] = []
+    for sim in backends:
+        for i, (terrain, dz) in enumerate(zip(terrains, lift, strict=True)):
+            sim.set_terrain(i, terrain)
+            zero, root = np.zeros(3), np.array([0.0, 0.0, height + dz])
+            sim.set_state(i, root, np.array([1.0, 0.0, 0.0, 0.0]), G1.default_q, zero, zero, np.zeros(G1.num_joints))
+        before = {
+            "box": sim.contact_parts(geom_part, 3, int(sim.box_geoms[0])),
+            "floor": sim.contact_parts(geom_part, 3, model.geom("floor").id),
+            "self": sim.self_contacts(),
+            "bodies": np.concatenate(sim.bodies(np.array(feet)), axis=-1),
+        }
+        sim.step(np.tile(G1.default_q, (3, 1)), np.tile([200.0, 0.0, 0.0], (3, 1)))
+        reads.append(before | {"after": np.concatenate([sim.root_pos, sim.root_lin_vel_w], axis=-1)})
+        sim.close()
+    cpu, warp = reads
+    # The course as built: feet on the slab and not the floor, something against the wall, the third on the floor.
+    assert cpu["box"][0, :2].all() and not cpu["floor"][0].any() and cpu["box"][1].any()
+    assert not cpu["box"][2].any() and cpu["floor"][2, :2].all()
+    for name in ("box", "floor", "self"):
+        np.testing.assert_array_equal(warp[name], cpu[name], err_msg=name)
+    np.testing.assert_allclose(warp["bodies"], cpu["bodies"], atol=TOLERANCE)
+    # One control step with the push on both: the robots standing on the slab and on the floor moved alike (float32
+    # physics, a looser bound); the one whose feet start inside the wall is thrown out by each solver its own way.
+    assert np.abs(cpu["after"][:, 3]).min() > 0.01
+    np.testing.assert_allclose(warp["after"][[0, 2]], cpu["after"][[0, 2]], atol=1e-3)
+
+
+def foot_clearance(sim: Any, feet: list[int]) -> float:
+    """How far the lowest collision geom of ``feet`` (capsules lying flat) is above the floor at the standing
+    height, in the default pose."""
+    from parkour_core.robots import G1
+
+    zero = np.zeros(3)
+    sim.set_state(0, np.array([0.0, 0.0, G1.standing_base_height_m]), np.array([1.0, 0.0, 0.0, 0.0]), G1.default_q,
+                  zero, zero, np.zeros(G1.num_joints))  # fmt: skip
+    m, d = sim.base_model, sim.datas[0]
+    collides = (m.geom_contype != 0) | (m.geom_conaffinity != 0)
+    soles = np.flatnonzero(np.isin(m.geom_bodyid, feet) & collides)
+    return float(np.min(d.geom_xpos[soles, 2] - m.geom_size[soles, 0]))

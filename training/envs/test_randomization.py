@@ -1,11 +1,9 @@
-import copy
-
 import numpy as np
 import pytest
 
 from parkour_core.robots import G1
-from parkour_sim.scene import build_model
 from training.envs import randomization as dr
+from training.envs.mujoco_cpu import BatchedMujoco
 
 
 def test_draws_lie_in_php_ranges() -> None:
@@ -28,13 +26,13 @@ def test_restitution_maps_to_damping_ratio() -> None:
 
 
 def test_apply_changes_the_model() -> None:
-    base = build_model(G1, {"boxes": [{"pos": [1, 0, 0.1], "half_size": [0.3, 0.3, 0.1]}]}, 0.002)
-    model = copy.copy(base)
-    randomizer = dr.ModelRandomizer(model, G1.torso_body)
+    sim = BatchedMujoco(1, G1, max_boxes=1, nthread=1)
+    base, model = sim.base_model, sim.models[0]
+    randomizer = dr.ModelRandomizer(base, G1.torso_body)
     draw = dr.draw_physics(dr.RandomizationConfig(), 1, np.random.default_rng(3))
-    randomizer.apply(model, draw, 0)
+    randomizer.apply(sim, 0, draw, 0)
     g = randomizer.contact_geoms
-    assert model.geom("floor").id in g and model.geom("box0").id in g
+    assert model.geom("floor").id in g and model.geom("terrain_box0").id in g
     np.testing.assert_allclose(model.geom_friction[g, 0], draw.friction[0])
     np.testing.assert_allclose(model.pair_friction[:, 0:2], draw.friction[0])
     np.testing.assert_allclose(model.geom_solref[g, 1], draw.dampratio[0])
@@ -42,8 +40,9 @@ def test_apply_changes_the_model() -> None:
     torso = model.body(G1.torso_body).id
     np.testing.assert_allclose(model.body_ipos[torso], base.body_ipos[torso] + draw.torso_com_offset_m[0])
     # A second draw is relative to the nominal values, not to the first draw.
-    randomizer.apply(model, draw, 0)
+    randomizer.apply(sim, 0, draw, 0)
     np.testing.assert_allclose(model.body_ipos[torso], base.body_ipos[torso] + draw.torso_com_offset_m[0])
+    sim.close()
 
 
 def test_pushes_last_one_to_three_seconds() -> None:

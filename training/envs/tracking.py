@@ -1,7 +1,8 @@
 """The batched motion-tracking teacher environment on plain MuJoCo (CPU).
 
 N environments, each tracking one :class:`~training.envs.reference.Reference` on its terrain,
-stepped together by :class:`~training.envs.mujoco_cpu.BatchedMujoco` (PD at 500 Hz, policy at 50 Hz).
+stepped together through :class:`~training.envs.physics.Physics` (``BatchedMujoco`` on the CPU, ``WarpMujoco``
+on MuJoCo-Warp; PD at 500 Hz, policy at 50 Hz).
 Actions use the robot's contract (:class:`ActionContract`): joint targets
 ``default_q + action_scale * action``, the student bundle's mapping, so teacher and student actions
 are the same quantity for DAgger. Reset and step: :class:`TrackingEnv`.
@@ -19,7 +20,8 @@ from numpy.typing import NDArray
 from parkour_core.bundle import Manifest
 from parkour_core.robots import G1, RobotSpec
 from training.envs import rewards
-from training.envs.mujoco_cpu import MAX_BOXES, BatchedMujoco
+from training.envs.mujoco_cpu import MAX_BOXES
+from training.envs.physics import make_physics
 from training.envs.privileged import NO_BOX, PrivilegedInput, build_privileged, privileged_size
 from training.envs.randomization import ModelRandomizer, Pushes, RandomizationConfig, draw_physics
 from training.envs.reference import Reference
@@ -79,6 +81,8 @@ class TrackingConfig:
     observe_privileged: bool = True  # False: observe() returns (N, 0) (no learner reads it)
     max_boxes: int = MAX_BOXES
     seed: int = 0
+    backend: str = "mujoco_cpu"  # training.envs.physics: mujoco_cpu or mujoco_warp
+    device: str = "cpu"  # mujoco_warp's device
 
 
 def frames_from_phases(references: Sequence[Reference], ref_ids: Ints, phases: F, min_episode_frames: int = 0) -> Ints:
@@ -130,9 +134,10 @@ class TrackingEnv:
         self.num_obs = privileged_size()
         self.termination_m = cfg.termination_m
         self.rng = np.random.default_rng(cfg.seed)
-        self.sim = BatchedMujoco(
-            n, robot, cfg.physics_dt_s, cfg.decimation, contract.kp, contract.kd, cfg.max_boxes, cfg.nthread
-        )
+        self.sim = make_physics(
+            cfg.backend, n, robot, cfg.device, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation,
+            kp=contract.kp, kd=contract.kd, max_boxes=cfg.max_boxes, nthread=cfg.nthread,
+        )  # fmt: skip
         self.dt_s = cfg.physics_dt_s * cfg.decimation
         m = self.sim.base_model
         self.body_ids = np.array([m.body(b).id for b in body_names])
@@ -197,7 +202,7 @@ class TrackingEnv:
             if self._loaded_ref[i] != r:
                 self.sim.set_terrain(int(i), ref.terrain)
                 self._loaded_ref[i] = r
-            self.randomizer.apply(self.sim.models[i], physics, k)
+            self.randomizer.apply(self.sim, int(i), physics, k)
             for name in ("static_friction", "kinetic_friction", "friction", "restitution", "dampratio"):
                 getattr(self.physics, name)[i] = getattr(physics, name)[k]
             self.physics.torso_com_offset_m[i] = physics.torso_com_offset_m[k]

@@ -1,249 +1,22 @@
-"""What the mjlab tasks observe and reward, checked against our CPU code from the same state.
+"""What the walking student's mjlab task observes, checked against our CPU code from the same state.
 
-    .venv-mjlab/bin/python training/backends/mjlab/checks.py teacher --out DIR [--num-envs 4]
-    .venv-mjlab/bin/python training/backends/mjlab/checks.py depth --out DIR [--num-envs 4]
     .venv-mjlab/bin/python training/backends/mjlab/checks.py student_walk --out DIR [--num-envs 4] [--steps 40]
 
-Run with any Python: without mjlab it re-runs itself under ``.venv-mjlab`` (as smoke.py). Each
-writes ``DIR/<name>_check.json`` (``all``: the three in one process); ``training/backends/mjlab/test_smoke.py``
-asserts on them. Each ``*_check`` function says what it compares.
+Run with any Python: without mjlab it re-runs itself under ``.venv-mjlab`` (as smoke.py). It writes
+``DIR/student_walk_check.json``; ``training/backends/mjlab/test_smoke.py`` asserts on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 from training.backends.mjlab.smoke import CHECKOUT_PATHS, reexec_in_venv  # noqa: E402 (stdlib only)
-
-
-def _obs_slice(env, group: str, term: str) -> slice:
-    names = env.observation_manager.active_terms[group]
-    dims = env.observation_manager.group_obs_term_dim[group]
-    start = 0
-    for name, dim in zip(names, dims, strict=True):
-        size = math.prod(dim)
-        if name == term:
-            return slice(start, start + size)
-        start += size
-    raise KeyError(f"no term {term!r} in observation group {group!r}: {names}")
-
-
-def teacher_check(num_envs: int, out: Path, motion: list[str] | None = None, frame_fraction: float = 0.0) -> dict:
-    """The PHP teacher's height scan against the CPU env's analytic scan.
-
-    On the two toy references (a 10 cm and a 20 cm box 0.18 m ahead), every environment put at its
-    reference's first frame (``MotionCommand.reset_to_frame``: no randomization), then mjlab's observation:
-    the ``height_scan`` term's size, each environment's reference (its terrain column) and tile origin, and
-    the scan against the CPU env's analytic scan (:mod:`training.envs.privileged`) of the same pelvis pose
-    over that reference's boxes.
-    """
-    import numpy as np
-    import torch
-    from mjlab.envs import ManagerBasedRlEnv
-
-    from training.backends.mjlab import task
-    from training.backends.mjlab.terrain import Boxes
-    from training.configs import load_train_config
-    from training.envs import privileged
-
-    cfg = load_train_config("smoke_cpu", {"env.num_envs": num_envs})
-    motions = task.motions_for(cfg, out, motion)  # the toy references unless synth files are named
-    env = ManagerBasedRlEnv(cfg=task.env_cfg(cfg, motions), device="cpu")
-    env.reset()
-    cmd = env.command_manager.get_term("motion")
-    ids = torch.arange(env.num_envs)
-    frame = round(frame_fraction * (int(cmd.motion.lengths.min()) - 1))  # one local frame, valid for every reference
-    cmd.reset_to_frame(ids, frame)
-    env.sim.forward()
-    env.sim.sense()
-    obs = env.observation_manager.compute(update_history=True)  # without it: the cached reset observation
-    scans = {
-        g: obs[g][:, _obs_slice(env, g, "height_scan")].cpu().numpy().astype(np.float64) for g in ("actor", "critic")
-    }
-
-    robot = env.scene["robot"]
-    origins = env.scene.env_origins.cpu().numpy().astype(np.float64)
-    pelvis = robot.data.body_link_pos_w[:, robot.body_names.index(task.ANCHOR_BODY)].cpu().numpy().astype(np.float64)
-    quat = robot.data.body_link_quat_w[:, robot.body_names.index(task.ANCHOR_BODY)].cpu().numpy().astype(np.float64)
-    ref_id = cmd.ref_id.cpu().numpy()
-    boxes = [Boxes.of_motion(m) for m in motions]
-    expected = np.zeros_like(scans["actor"])
-    for i in range(env.num_envs):
-        b = boxes[ref_id[i]]
-        inp = dict(
-            pelvis_pos=(pelvis[i] - origins[i])[None], pelvis_quat=quat[i][None],
-            box_center=b.center[None], box_half=b.half_size[None], box_yaw=b.yaw[None],
-        )  # fmt: skip
-        points = privileged.scan_points_world(inp["pelvis_pos"], inp["pelvis_quat"], privileged.scan_grid())
-        terrain = privileged.terrain_height(inp["box_center"], inp["box_half"], inp["box_yaw"], points)
-        expected[i] = inp["pelvis_pos"][:, 2] - terrain[0]
-    grid = privileged.scan_grid()
-    on_box = grid[:, 0] > 0.18  # the toy boxes' near edge (other references: just the front rows)
-    result = {
-        "num_envs": env.num_envs,
-        "frame": frame,
-        "scan_size": {g: int(s.shape[1]) for g, s in scans.items()},
-        "expected_size": privileged.SCAN_POINTS_PER_SIDE**2,
-        "ref_id": ref_id.tolist(),
-        "terrain_column": env.scene.terrain.terrain_types.cpu().numpy().tolist(),
-        "env_origin": origins.round(4).tolist(),
-        "box_height_m": [float((b.center[:, 2] + b.half_size[:, 2]).max()) for b in boxes],
-        "pelvis_height_m": (pelvis[:, 2] - origins[:, 2]).round(4).tolist(),
-        "scan_on_box_mean": [float(s[on_box].mean()) for s in scans["actor"]],
-        "scan_off_box_mean": [float(s[~on_box].mean()) for s in scans["actor"]],
-        "seen_box_height_m": [float(s[~on_box].mean() - s[on_box].mean()) for s in scans["actor"]],
-        "max_abs_error_vs_cpu_scan_m": float(np.abs(scans["actor"] - expected).max()),
-        "actor_equals_critic_scan": bool(np.allclose(scans["actor"], scans["critic"])),
-    }
-    (out / "teacher_check.json").write_text(json.dumps(result, indent=2))
-    return result
-
-
-def camera_ray_pattern_cfg(mount, width: int, height: int):
-    """A ray-cast pattern with our CPU camera's rays (``parkour_sim.depth_camera.ray_directions``: pixel
-    centres over the D435's 87 x 58 deg), from the camera's position on its mount body."""
-    import numpy as np
-    import torch
-    from mjlab.sensor import GridPatternCfg
-
-    from parkour_sim.depth_camera import MOUNT_FROM_MUJOCO_CAMERA, ray_directions, rpy_matrix
-
-    cam = ray_directions(width, height)  # (x, y, -1): z-depth = distance / |dir|
-    body = cam @ (rpy_matrix(mount.rpy) @ MOUNT_FROM_MUJOCO_CAMERA).T
-
-    @dataclass
-    class CameraRaysPatternCfg(GridPatternCfg):
-        def generate_rays(self, mj_model, device):
-            offsets = torch.tensor(np.tile(mount.xyz, (len(body), 1)), dtype=torch.float32, device=device)
-            dirs = torch.tensor(body / np.linalg.norm(body, axis=1, keepdims=True), dtype=torch.float32, device=device)
-            return offsets, dirs
-
-    return CameraRaysPatternCfg(), np.linalg.norm(cam, axis=1)
-
-
-def depth_check(num_envs: int, out: Path, repeats: int = 10) -> dict:
-    """Whether mjlab gives each environment the students' 58 x 87 depth image.
-
-    The teacher env plus the D435 on the G1's torso (``parkour_sim.depth_camera.add_depth_camera``: the
-    mount of the robot spec, 87 x 58 deg) as mjlab's ``CameraSensorCfg(data_types=("depth",))``
-    (mujoco_warp's BVH ray-traced renderer) and as a ray-cast pattern of our camera's rays
-    (:func:`camera_ray_pattern_cfg`), each image against our CPU ray-cast depth (``SimDepthCamera``,
-    ``mj_multiRay``) from the same state; and the time of a render, of a sense (render + height scan) and
-    of an env step on this device.
-    """
-    import time
-
-    import mujoco
-    import mujoco_warp as mjwarp
-    import numpy as np
-    import torch
-    from mjlab.envs import ManagerBasedRlEnv
-    from mjlab.sensor import CameraSensorCfg, ObjRef, RayCastSensorCfg
-
-    from parkour_core.robots import G1
-    from parkour_sim.depth_camera import D435_FOV_DEG, DEPTH_CAMERA_NAME, SimDepthCamera, add_depth_camera
-    from training.backends.mjlab import task
-    from training.backends.mjlab.terrain import TERRAIN_GEOM_GROUP
-    from training.configs import load_train_config
-
-    width, height = 87, 58
-    cfg = load_train_config("smoke_cpu", {"env.num_envs": num_envs})
-    motions = task.toy_motions(out / "motions", fps=cfg.env.control_hz)
-    env_cfg = task.env_cfg(cfg, motions)
-    robot_cfg = env_cfg.scene.entities["robot"]
-    base_spec_fn = robot_cfg.spec_fn
-
-    def spec_with_camera():
-        spec = base_spec_fn()
-        add_depth_camera(spec.body(G1.camera.body), G1.camera)
-        return spec
-
-    robot_cfg.spec_fn = spec_with_camera
-    camera = CameraSensorCfg(
-        name="depth", camera_name=f"robot/{DEPTH_CAMERA_NAME}", width=width, height=height, data_types=("depth",),
-        use_textures=False, enabled_geom_groups=(TERRAIN_GEOM_GROUP,),
-    )  # fmt: skip
-    pattern, ray_norm = camera_ray_pattern_cfg(G1.camera, width, height)
-    rays = RayCastSensorCfg(
-        name="depth_rays", frame=ObjRef(type="body", name=G1.camera.body, entity="robot"), pattern=pattern,
-        ray_alignment="base", max_distance=100.0, include_geom_groups=(TERRAIN_GEOM_GROUP,),
-    )  # fmt: skip
-    env_cfg.scene.sensors = (*env_cfg.scene.sensors, camera, rays)
-    env = ManagerBasedRlEnv(cfg=env_cfg, device="cpu")
-    env.reset()
-    env.command_manager.get_term("motion").reset_to_frame(torch.arange(env.num_envs), 0)
-    env.sim.forward()
-    env.sim.sense()
-    rendered = env.scene["depth"].data.depth.cpu().numpy()[..., 0].astype(np.float64)  # (N, H, W)
-    dist = env.scene["depth_rays"].data.distances.cpu().numpy().astype(np.float64)  # (N, H*W)
-    cast = np.where(dist >= 0, dist / ray_norm, 0.0).reshape(-1, height, width)
-
-    # Our CPU depth from the same state (mj_multiRay over the same model, env 0's qpos): at the D435's
-    # 87 x 58 deg, and at the field of view a square-pixel render of 87 x 58 pixels has (58 deg high).
-    model = env.sim.mj_model
-    data = mujoco.MjData(model)
-    data.qpos[:] = env.sim.data.qpos[0].cpu().numpy()
-    mujoco.mj_kinematics(model, data)
-    mujoco.mj_camlight(model, data)
-    cpu = SimDepthCamera(
-        model, width, height, "raycast", geom_groups=(TERRAIN_GEOM_GROUP,), camera=f"robot/{DEPTH_CAMERA_NAME}",
-        max_depth_m=1e6,
-    )  # fmt: skip
-    ours = cpu.capture(data).astype(np.float64)
-    square_fov_x = 2.0 * np.degrees(np.arctan(width / height * np.tan(np.radians(D435_FOV_DEG[1]) / 2.0)))
-    import parkour_sim.depth_camera as dc
-
-    cpu._directions_cam = dc.ray_directions(width, height, (square_fov_x, D435_FOV_DEG[1]))
-    ours_square = cpu.capture(data).astype(np.float64)
-
-    def err(a, b):
-        both = (a > 0) & (b > 0)
-        return float(np.abs(a - b)[both].max()), int(((a > 0) != (b > 0)).sum())
-
-    rc = env.sim._sensor_context.render_context
-    ray_sensor = env.scene["depth_rays"]
-
-    def timed(fn) -> float:
-        fn()
-        t0 = time.perf_counter()
-        for _ in range(repeats):
-            fn()
-        return (time.perf_counter() - t0) / repeats * 1e3
-
-    render_ms = timed(lambda: mjwarp.render(env.sim.wp_model, env.sim.wp_data, rc))
-    rays_ms = timed(lambda: (ray_sensor.prepare_rays(), ray_sensor.raycast_kernel(rc), ray_sensor.postprocess_rays()))
-    sense_ms = timed(env.sim.sense)
-    zero = torch.zeros(env.num_envs, env.action_manager.total_action_dim)
-    step_ms = timed(lambda: env.step(zero))
-    e_render, h_render = err(rendered[0], ours)
-    e_render_sq, h_render_sq = err(rendered[0], ours_square)
-    e_rays, h_rays = err(cast[0], ours)
-    result = {
-        "num_envs": env.num_envs,
-        "device": "cpu (warp)",
-        "camera_sensor_image_shape": list(env.scene["depth"].data.depth.shape),
-        "ray_sensor_rays_per_env": int(dist.shape[1]),
-        "depth_min_max_m": [float(rendered[rendered > 0].min()), float(rendered.max())],
-        "square_pixel_fov_x_deg": round(float(square_fov_x), 2),
-        "camera_sensor_vs_cpu_87x58deg": {"max_abs_error_m": e_render, "hole_mismatch_pixels": h_render},
-        "camera_sensor_vs_cpu_square_pixel_fov": {"max_abs_error_m": e_render_sq, "hole_mismatch_pixels": h_render_sq},
-        "ray_sensor_vs_cpu_87x58deg": {"max_abs_error_m": e_rays, "hole_mismatch_pixels": h_rays},
-        "render_ms_all_envs": round(render_ms, 2),
-        "ray_sensor_ms_all_envs": round(rays_ms, 2),
-        "sense_ms_all_envs_render_rays_and_scan": round(sense_ms, 2),
-        "env_step_ms_all_envs": round(step_ms, 2),
-        "repeats": repeats,
-    }
-    (out / "depth_check.json").write_text(json.dumps(result, indent=2))
-    return result
 
 
 def student_walk_check(num_envs: int, steps: int, out: Path, manual_reset_step: int = 10) -> dict:
@@ -462,21 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
     sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("teacher", "depth", "student_walk", "all"))
+    parser.add_argument("what", choices=("student_walk",))
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--motion", action="append", default=[], help="teacher: synth motion_*.npz (default: toy)")
-    parser.add_argument("--frame-fraction", type=float, default=0.0, help="teacher: where in the references")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    result = {}
-    if args.what in ("teacher", "all"):
-        result["teacher"] = teacher_check(args.num_envs, args.out, args.motion, args.frame_fraction)
-    if args.what in ("depth", "all"):
-        result["depth"] = depth_check(args.num_envs, args.out)
-    if args.what in ("student_walk", "all"):
-        result["student_walk"] = student_walk_check(args.num_envs, args.steps, args.out)
+    result = {"student_walk": student_walk_check(args.num_envs, args.steps, args.out)}
     print(json.dumps(result))
     return 0
 

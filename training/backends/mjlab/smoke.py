@@ -1,9 +1,8 @@
-"""Our tasks on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
+"""The students on mjlab: a few iterations on the CPU (mjlab's ``--gpu-ids None`` path), or the
 paper-scale run on a GPU. The config's ``task`` picks the mjlab task (see :func:`main`).
 
-    .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config smoke_cpu] [--iterations 2] [--out DIR]
+    .venv-mjlab/bin/python training/backends/mjlab/smoke.py [--config student_walk_tiny] [--out DIR]
     make mjlab-smoke
-    parkour train run --config php_teacher_gpu --backend mjlab --device cuda --num-envs 4096 --out DIR
     parkour train run --config student_walk --backend mjlab --device cuda --num-envs 4096 --out DIR
     parkour train run --config student_step --backend mjlab --device cuda --num-envs 4096 --out DIR
 
@@ -18,7 +17,6 @@ import importlib.util
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,13 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     """Train the config's task on mjlab.
 
     ``student_walk`` trains the walking depth student through our runner (:mod:`training.backends.mjlab.walk_task`),
-    ``student_step`` the step-up student likewise (:mod:`training.backends.mjlab.step_task`), any teacher
-    config the PHP teacher (:mod:`training.backends.mjlab.task`; its references: ``--motion`` synth files,
-    else the config's ``env.motions``, else two toy references standing in front of a 10 cm and a 20 cm
-    box). Writes ``<out>/mjlab_smoke.json`` (the device, envs, iterations, and rsl_rl's env-steps/s of each
-    iteration after the first, median and p1-p99, beside the whole wall time with set-up; the teacher's
-    references and whether it observes the height scan) and mjlab's run folder (checkpoints, TensorBoard
-    events, the ONNX export). A student config writes what the CPU task writes (``curve.jsonl``,
+    ``student_step`` the step-up student likewise (:mod:`training.backends.mjlab.step_task`); another task is
+    refused. It writes what the CPU task writes (``curve.jsonl``,
     ``model_latest.pt``, ``<task>.json``, ``curves.png``; ``student_step`` also ``final_checkpoint.pt``)
     and ``student_mjlab.pt``, from which the runtime ``.venv`` writes the bundle (``parkour train run``
     does; :mod:`training.backends.mjlab.student_bundle`).
@@ -67,16 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     reexec_in_venv()
     sys.path[:0] = CHECKOUT_PATHS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="smoke_cpu")
+    parser.add_argument("--config", default="student_walk_tiny")
     parser.add_argument("--iterations", type=int, default=None, help="default: 2 (a student: the config's budget)")
     parser.add_argument(
         "--overrides", default="{}", help="config overrides as a JSON object (parkour train run's --set)"
     )
     parser.add_argument("--num-envs", type=int, default=None, help="default: the config's env.num_envs")
-    parser.add_argument(
-        "--motion", action="append", default=[], help="a synth motion_*.npz (repeatable); default: env.motions, "
-        "else two toy references",
-    )  # fmt: skip
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: mjlab's first GPU")
     parser.add_argument("--out", default="runs/mjlab_smoke")
     args = parser.parse_args(argv)
@@ -85,9 +74,6 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # mjlab's train script reads this as "run on the CPU"
     else:
         os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
-    from mjlab.scripts.train import TrainConfig as MjlabTrainConfig
-    from mjlab.scripts.train import run_train
-
     from training.configs import load_train_config
 
     overrides = {**json.loads(args.overrides), "run.device": args.device}
@@ -107,55 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                           "iterations": len(rates), "env_steps_per_s": summary(rates[1:] or rates)}))  # fmt: skip
         print(f"mjlab: wrote {out / (cfg.task + '.json')} and {out / walk_task.MJLAB_STUDENT}")
         return 0
-    iterations = args.iterations or 2
-    overrides |= {"run.max_iterations": iterations, "run.save_interval": iterations}
-    cfg = load_train_config(args.config, overrides)
-    from training.backends.mjlab import task
-
-    motions = task.motions_for(cfg, out, args.motion)
-    task_id = task.register(cfg, motions)
-    extra = {"references": [str(m) for m in motions], "height_scan": cfg.env.height_scan}
-    if cfg.run.minutes:
-        print(f"mjlab: run.minutes ({cfg.run.minutes}) is not a time box here; mjlab runs run.max_iterations")
-    from mjlab.tasks.registry import load_env_cfg, load_rl_cfg
-
-    gpus = None if args.device == "cpu" else [0]
-    mj_cfg = MjlabTrainConfig(env=load_env_cfg(task_id), agent=load_rl_cfg(task_id), gpu_ids=gpus)
-    t0 = time.perf_counter()
-    run_train(task_id, mj_cfg, out / "run")
-    wall = time.perf_counter() - t0
-    steps = cfg.env.num_envs * cfg.ppo.num_steps_per_env * iterations
-    rates = iteration_rates(out / "run")
-    result = {
-        "task": task_id,
-        "config": args.config,
-        "device": args.device,
-        "num_envs": cfg.env.num_envs,
-        "iterations": iterations,
-        "env_steps": steps,
-        "env_steps_per_s": summary(rates[1:] or rates),  # iteration 0 compiles warp's kernels
-        "env_steps_per_s_each_iteration": rates,
-        "wall_s_including_setup": round(wall, 2),
-        "env_steps_per_s_including_setup": round(steps / wall, 1),
-        **extra,
-    }
-    (out / "mjlab_smoke.json").write_text(json.dumps(result, indent=2))
-    print(json.dumps(result))
-    print(f"mjlab smoke: wrote {out / 'mjlab_smoke.json'}")
-    return 0
-
-
-def iteration_rates(run_dir: Path) -> list[float]:
-    """rsl_rl's ``Perf/total_fps`` (env-steps/s of collection + update) of each iteration, from the run's events."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    rates: list[float] = []
-    for events in sorted(run_dir.rglob("events.out.tfevents.*")):
-        acc = EventAccumulator(str(events))
-        acc.Reload()
-        if "Perf/total_fps" in acc.Tags()["scalars"]:
-            rates += [float(e.value) for e in acc.Scalars("Perf/total_fps")]
-    return rates
+    task = load_train_config(args.config).task
+    raise ValueError(f"mjlab trains the students student_walk and student_step; {args.config} trains {task} "
+                     "(a task's own MDP runs on MuJoCo-Warp with --backend mujoco_warp)")  # fmt: skip
 
 
 def summary(values: list[float]) -> dict[str, float | int | None]:

@@ -162,7 +162,7 @@ def terrain_cfg(t: TerrainConfig, seed: int):
 
     The courses are the gentle platforms of ``WalkEnv.place_terrain`` (four 2-5 cm boxes, 0.8 m deep, 3 m
     wide, yawed up to 20 deg) ahead of the start. mjlab compiles one model for all worlds and terrain is
-    static geometry of it (see ``terrain.py``), so the courses are tiles of mjlab's terrain generator,
+    static geometry of it, so the courses are tiles of mjlab's terrain generator,
     ``TILE_ROWS x TILE_COLS`` of them drawn once per run from ``seed``, and each episode starts on a tile
     drawn at random (``randomize_terrain``); the CPU env draws a new course at every reset instead. A robot
     that walks off its tile walks onto the next one (courses end 0.8-10.3 m ahead; tiles are 12 m long).

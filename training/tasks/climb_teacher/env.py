@@ -214,7 +214,7 @@ class ClimbEnv:
         physics = draw_physics(c.randomization, len(ids), rng)
         for k, i in enumerate(ids):
             i = int(i)
-            self.randomizer.apply(self.sim.models[i], physics, k)
+            self.randomizer.apply(self.sim, int(i), physics, k)
             for f in fields(PhysicsDraw):
                 getattr(self.physics, f.name)[i] = getattr(physics, f.name)[k]
             terrain = self.course(i, int(self.level[i]))
@@ -419,7 +419,7 @@ class ClimbEnv:
             getattr(self, name)[:] = state[name]
         s = self.sim
         for i in range(self.num_envs):
-            self.randomizer.apply(s.models[i], self.physics, i)
+            self.randomizer.apply(s, i, self.physics, i)
             b = int(self.num_boxes[i])
             s.set_terrain(i, Terrain(self.box_center[i, :b].copy(), self.box_half[i, :b].copy(),
                                      self.box_yaw[i, :b].copy()))  # fmt: skip

@@ -11,6 +11,7 @@ register_task(
         summary="PHP's motion-tracking teacher on `parkour mm synth` references: PPO with adaptive start sampling",
         presets=Path(__file__).parent / "presets",
         runner_task="training.tasks.php_teacher.task:TeacherTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
         panels=(
             ("episode return", (("episode_return", "finished episodes (rsl_rl)"),)),
             (

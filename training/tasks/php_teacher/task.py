@@ -25,6 +25,7 @@ from torch import nn
 
 from training.algorithms.sampling import AdaptiveStartSampler
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics
 from training.envs.reference import Reference, squat_reference
 from training.envs.tracking import StartSampler, TrackingConfig, TrackingEnv
 from training.rl.runner import Runner
@@ -96,6 +97,10 @@ class TeacherTask:
     def make_env(self, refs: list[Reference], track: TrackingConfig, start_sampler: StartSampler) -> Any:
         """The environment (a method's own over the same references, tracking config and start sampler)."""
         return TrackingEnv(refs, track, start_sampler=start_sampler)
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.sim
 
     # -- TaskEnv -----------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from training.algorithms.sampling import AdaptiveStartSampler, SkillSampler
 from training.configs.schema import RandomizationConfig as RandomizationSchema
 from training.configs.schema import TrainConfig
 from training.envs import rewards
+from training.envs.physics import warp_device
 from training.envs.randomization import NOMINAL
 from training.envs.randomization import RandomizationConfig as EnvRandomization
 from training.envs.reference import Reference, load_reference
@@ -91,7 +92,7 @@ def env_randomization(r: RandomizationSchema) -> EnvRandomization:
 
 
 def tracking_config(cfg: TrainConfig, seed: int, termination_m: float | None = None) -> TrackingConfig:
-    """The CPU tracking env's settings from a TrainConfig (reward and termination included)."""
+    """The tracking env's settings from a TrainConfig (reward and termination included)."""
     reward_fields = {f.name for f in dataclasses.fields(rewards.RewardConfig)}
     return TrackingConfig(
         num_envs=cfg.env.num_envs,
@@ -101,6 +102,8 @@ def tracking_config(cfg: TrainConfig, seed: int, termination_m: float | None = N
         randomization=env_randomization(cfg.randomization),
         rewards=rewards.RewardConfig(**{k: getattr(cfg.reward, k) for k in reward_fields}),
         seed=seed,
+        backend=cfg.env.backend,
+        device=warp_device(cfg.run.device),
     )
 
 
