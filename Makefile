@@ -12,7 +12,7 @@ RUN_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrt
 # bench/ and training/ may be empty or absent: lint only folders that exist.
 LINT_DIRS := $(wildcard src tests bench training scripts)
 
-.PHONY: setup lint type docs-build docs test demo demo-hard bench format clean mjlab-smoke doc-tables
+.PHONY: setup lint type docs-build docs test demo demo-hard bench format clean mjlab-parity doc-tables
 
 setup:
 	bash scripts/setup.sh
@@ -83,5 +83,5 @@ clean:
 	find src tests -name __pycache__ -type d -prune -exec rm -rf {} +
 	find src -maxdepth 2 -name '*.egg-info' -type d -prune -exec rm -rf {} +
 
-mjlab-smoke:  # optional GPU backend on the CPU; creates .venv-mjlab (about 2.3 GB) on first use; not in `make test`
-	bash training/backends/mjlab/setup.sh && .venv-mjlab/bin/python training/backends/mjlab/smoke.py --out runs/mjlab_smoke
+mjlab-parity:  # optional: an mjlab-trained policy imported and run as mjlab runs it; creates .venv-mjlab (about 2.3 GB)
+	bash training/backends/mjlab/setup.sh && $(RUN_ENV) $(PY) -m pytest -q training/backends/mjlab

@@ -610,9 +610,17 @@ def teacher_backends(result: dict[str, Any]) -> str:
     for backend, r in result["env_steps_per_s"].items():
         rate = f"{r['median']:.0f} ({r['p1']:.0f}-{r['p99']:.0f})" if r["median"] is not None else "not run"
         rows.append([backend, result["device"], str(result["num_envs"]), rate, str(r["n"])])
-    ratio = result["mjlab_over_mujoco_cpu"]
-    rows.append(["mjlab / mujoco_cpu", "", "", f"**{ratio:.2f}x**" if ratio is not None else "-", ""])
-    return md_table(["backend", "device", "envs", "env-steps/s, median (p1-p99)", "iterations"], rows)
+    ratio = result["mujoco_warp_over_mujoco_cpu"]
+    rows.append(["mujoco_warp / mujoco_cpu", "", "", f"**{ratio:.2f}x**" if ratio is not None else "-", ""])
+    table = md_table(["backend", "device", "envs", "env-steps/s, median (p1-p99)", "iterations"], rows)
+    host_rows = []
+    for config, host in result["host"].items():
+        cells = [host[k] for k in ("host_mdp_ms", "physics_step_ms", "depth_rays_ms")]
+        host_rows.append([f"`{config}`", str(host["num_envs"]), *(f"{c['median']:.0f} ({c['p99']:.0f})" for c in cells),
+                          str(host["steps"])])  # fmt: skip
+    host_table = md_table(["on MuJoCo-Warp", "envs", "host MDP ms/step, median (p99)", "Physics.step ms",
+                           "depth rays ms", "steps"], host_rows)  # fmt: skip
+    return table.rstrip("\n") + "\n\n" + host_table
 
 
 def stage2_ppo_weight(result: dict[str, Any]) -> str:

@@ -7,8 +7,8 @@ bundle through the simulated graph (DIR/sim). A size is a preset (training/tasks
 smoke_tiny.yaml, smoke.yaml; tiny is the tests' size).
 
 `run --config NAME --out DIR [--set KEY=VALUE ...]` trains any registered task (training/tasks/<task>/)
-through the one runner (training/rl) from a preset it ships; `--backend mujoco_warp` runs a task's own MDP on
-MuJoCo-Warp (a GPU), `--backend mjlab` the tasks still restated for mjlab in .venv-mjlab.
+through the one runner (training/rl) from a preset it ships; `--backend mujoco_warp` runs its physics on
+MuJoCo-Warp (a GPU) under the same MDP.
 `student-walk` (stage 1) distils the installed walking policy into the recurrent depth student by
 DAgger; `student-step` (stage 2) trains it onward on low platforms with PHP's hybrid DAgger + PPO,
 from stage 1's bundle (`--init`, default models/student_walk). DIR/curve.jsonl grows with every
@@ -64,10 +64,9 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         "provenance 'runs', through every later resume",
     )  # fmt: skip
     r.add_argument(
-        "--backend", choices=("mujoco_cpu", "mujoco_warp", "mjlab"), default=None,
-        help="mujoco_cpu: the runner on batched MuJoCo; mujoco_warp: the same task and runner on MuJoCo-Warp "
-        "(a task whose MDP runs there: php_teacher, h1_walk); mjlab: the walking and stepping students on "
-        "mjlab in .venv-mjlab (default: the config's env.backend)",
+        "--backend", choices=("mujoco_cpu", "mujoco_warp"), default=None,
+        help="mujoco_cpu: the runner on batched MuJoCo (CPU); mujoco_warp: the same task, MDP and runner with the "
+        "physics on MuJoCo-Warp (a GPU; the task's registration lists it) (default: the config's env.backend)",
     )  # fmt: skip
     r.add_argument("--device", choices=("cpu", "cuda"), default=None, help="torch/warp device (default: the config's)")
 
@@ -138,69 +137,6 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _backend(config: str, overrides: dict[str, Any]) -> str:
-    from training.configs.schema import load_train_config
-
-    return load_train_config(config, overrides).env.backend
-
-
-MJLAB_STUDENT_TASKS = (
-    "student_walk",
-    "student_step",
-)  # trained by our runner over an mjlab env (training/backends/mjlab/walk_task.py, step_task.py)
-
-
-def _require_mjlab() -> None:
-    """Refuse before anything runs where mjlab cannot: smoke.py run by hand skips without .venv-mjlab and exits 0,
-    which a training command must not (a student's export would then look for a model never trained)."""
-    from training.backends.mjlab.smoke import SETUP, mjlab_reachable
-
-    if not mjlab_reachable():
-        raise ValueError(f"--backend mjlab runs in .venv-mjlab, which is missing; create it with: {SETUP}")
-
-
-def _train_on_mjlab(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None) -> int:
-    """A depth student on mjlab (training/backends/mjlab/smoke.py, which runs under .venv-mjlab). Its bundle is
-    written here, in the runtime venv, once the run is back (the exporter's parity checks run onnxruntime, which
-    .venv-mjlab does not hold)."""
-    import json
-    import subprocess
-    import sys
-
-    from training.configs.schema import load_train_config
-
-    script = Path(__file__).resolve().parents[1] / "backends" / "mjlab" / "smoke.py"
-    if load_train_config(config).kind == "student":
-        cfg = load_train_config(config, overrides)
-        if cfg.task not in MJLAB_STUDENT_TASKS:
-            raise ValueError(
-                f"--backend mjlab trains the students {', '.join(MJLAB_STUDENT_TASKS)}; {config} is {cfg.task}, "
-                "which stays on mujoco_cpu (see training/backends/mjlab/__init__.py)"
-            )
-        _require_mjlab()
-        cmd = [sys.executable, str(script), "--config", str(config), "--device", cfg.run.device, "--out", str(out),
-               "--overrides", json.dumps(overrides)]  # fmt: skip
-        if num_envs is not None:
-            cmd += ["--num-envs", str(num_envs)]
-        code = subprocess.call(cmd)
-        if code == 0:
-            from training.backends.mjlab.student_bundle import export_bundle
-
-            if num_envs is not None:
-                overrides = {**overrides, "env.num_envs": num_envs}
-            bundle = export_bundle(out, load_train_config(config, overrides))
-            print(f"parkour train run: wrote {Path(out) / (cfg.task + '.json')}, bundle {bundle}")
-        return code
-    from training.registry import get_task
-
-    task = load_train_config(config).task
-    backends = " or ".join(get_task(task).backends)
-    raise ValueError(
-        f"--backend mjlab trains the students {', '.join(MJLAB_STUDENT_TASKS)}; {config} trains {task}, which runs on "
-        f"{backends}"
-    )
-
-
 def _train(config: str, out: Path, overrides: dict[str, Any], num_envs: int | None, note: str = "") -> dict[str, Any]:
     from training.rl.train import train
 
@@ -212,9 +148,8 @@ def run(args: argparse.Namespace) -> int:
 
     smoke writes DIR/smoke.json (teacher_return and student_loss per iteration, stage wall times, the sim
     run's summary, the bundle path) and DIR/curves.png. `run` trains through training/rl (rsl_rl's
-    storage, PPO and distillation, our task configs and hooks); with `--backend mjlab`
-    (training/backends/mjlab: PHP's teacher, h1_walk and the students) a student's bundle is written
-    here once the run is back. student-walk reads student_walk.yaml, student-step student_step.yaml. On a
+    storage, PPO and distillation, our task configs and hooks) on the physics `--backend` names.
+    student-walk reads student_walk.yaml, student-step student_step.yaml. On a
     terminal a run shows a progress bar; otherwise a line every 15 s.
     """
     if args.train_action == "run" and args.resume is not None:
@@ -232,12 +167,8 @@ def run(args: argparse.Namespace) -> int:
         overrides = parse_overrides(args.overrides)
         if args.device is not None:
             overrides["run.device"] = args.device
-        if args.backend in ("mujoco_cpu", "mujoco_warp"):
+        if args.backend is not None:
             overrides["env.backend"] = args.backend
-        if (args.backend or _backend(args.config, overrides)) == "mjlab":
-            if args.note:
-                raise ValueError("--note is kept in the CPU runner's list of runs; the mjlab backend keeps none")
-            return _train_on_mjlab(args.config, args.out, overrides, args.num_envs)
         r = _train(args.config, args.out, overrides, args.num_envs, args.note)
         made = f"bundle {r['bundle']}" if r.get("bundle") else f"teacher {r.get('teacher')}"
         print(f"parkour train run: wrote {Path(args.out) / (r['task'] + '.json')}, {made}")

@@ -38,9 +38,8 @@ def param(default: Any, lo: float | None = None, hi: float | None = None, choice
 class EnvConfig:
     backend: str = param(
         "mujoco_cpu",
-        choices=("mujoco_cpu", "mujoco_warp", "mjlab", "isaac"),
-        doc="simulator: plain MuJoCo (CPU), MuJoCo-Warp (the task's own MDP on a GPU: its Task.backends), mjlab, "
-        "Isaac Lab",
+        choices=("mujoco_cpu", "mujoco_warp"),
+        doc="physics under the task's MDP: plain MuJoCo (CPU) or MuJoCo-Warp (a GPU), as its Task.backends allow",
     )
     robot: str = param("g1", choices=("g1", "h1"), doc="g1 (every task with references), h1 (h1_walk)")
     robot_model: str = param(

@@ -18,6 +18,7 @@ from mujoco import rollout
 from numpy.typing import NDArray
 
 from parkour_core.robots import G1, RobotSpec
+from parkour_sim.depth_camera import SimDepthCamera
 from parkour_sim.scene import build_model
 from training.envs.reference import Terrain
 from training.motion_matching import quat
@@ -26,8 +27,8 @@ F = NDArray[np.float64]
 
 MAX_BOXES = 8
 BOX_PREFIX = "terrain_box"
-_PARKED_POS = (0.0, 0.0, -50.0)
-_PARKED_HALF = (0.01, 0.01, 0.01)
+PARKED_POS = (0.0, 0.0, -50.0)
+PARKED_HALF = (0.01, 0.01, 0.01)
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 FACE_NORMAL_Z = 0.7  # a box contact whose normal's |z| is below this is on a side face, above it on the top
 CONTROL_SPEC = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
@@ -36,7 +37,7 @@ CONTROL_SPEC = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLI
 def _slot_scene(max_boxes: int) -> dict:
     return {
         "boxes": [
-            {"name": f"{BOX_PREFIX}{i}", "pos": list(_PARKED_POS), "half_size": list(_PARKED_HALF)}
+            {"name": f"{BOX_PREFIX}{i}", "pos": list(PARKED_POS), "half_size": list(PARKED_HALF)}
             for i in range(max_boxes)
         ]
     }
@@ -59,6 +60,15 @@ def make_pd_servos(model: mujoco.MjModel, actuators: NDArray[np.int64], kp: F, k
     model.actuator_forcelimited[actuators] = 1
     model.actuator_forcerange[actuators, 0] = -tau_limit
     model.actuator_forcerange[actuators, 1] = tau_limit
+
+
+def state_time_index(model: mujoco.MjModel) -> int:
+    """Where the time lies in a full-physics state vector."""
+    d = mujoco.MjData(model)
+    d.time = 12.5
+    state = np.zeros(mujoco.mj_stateSize(model, STATE_SPEC))
+    mujoco.mj_getState(model, d, state, STATE_SPEC)
+    return int(np.flatnonzero(state == 12.5)[0])
 
 
 def body_velocities(pos: F, cvel: F, root_com: F) -> tuple[F, F]:
@@ -128,6 +138,9 @@ class BatchedMujoco:
         base.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ISLAND
         base.opt.jacobian = mujoco.mjtJacobian.mjJAC_SPARSE
         self.box_geoms = np.array([base.geom(f"{BOX_PREFIX}{i}").id for i in range(max_boxes)])
+        # The slots compile unrotated, so MuJoCo marks their frame the world body's and would keep taking the
+        # body's orientation for theirs: a yawed box set by set_terrain would collide and be seen unrotated.
+        base.geom_sameframe[self.box_geoms] = mujoco.mjtSameFrame.mjSAMEFRAME_NONE
         self.is_box_geom = np.isin(np.arange(base.ngeom), self.box_geoms)
         self.max_boxes = max_boxes
         self._box_contype = int(base.geom_contype[self.box_geoms[0]])
@@ -165,8 +178,8 @@ class BatchedMujoco:
         m = self.models[i]
         for k, g in enumerate(self.box_geoms):
             used = k < len(terrain)
-            half = terrain.half_size[k] if used else np.array(_PARKED_HALF)
-            m.geom_pos[g] = terrain.center[k] if used else _PARKED_POS
+            half = terrain.half_size[k] if used else np.array(PARKED_HALF)
+            m.geom_pos[g] = terrain.center[k] if used else PARKED_POS
             m.geom_quat[g] = quat.from_yaw(terrain.yaw[k]) if used else (1.0, 0.0, 0.0, 0.0)
             m.geom_size[g] = half
             m.geom_aabb[g] = np.concatenate([np.zeros(3), half])
@@ -334,6 +347,36 @@ class BatchedMujoco:
         for i, (m, d) in enumerate(zip(self.models, self.datas, strict=True)):
             mujoco.mj_setState(m, d, states[i], STATE_SPEC)
             self.refresh(i)
+
+    # -- the depth camera --------------------------------------------------------------------
+
+    def add_depth_camera(self, width: int, height: int) -> None:
+        """Each environment's z-depth images of the robot's depth camera (``parkour_sim.depth_camera``, ray-cast at
+        the terrain), through its own model (its camera mount, its boxes)."""
+        self._depth_cameras = [SimDepthCamera(m, width, height, "raycast") for m in self.models]
+        self._depth_data = mujoco.MjData(self.base_model)
+        self._time_index = state_time_index(self.base_model)
+
+    @property
+    def substep_time_s(self) -> F:
+        """[N, decimation]: each environment's time after each physics step of the last control step."""
+        return self.substep_states[:, :, self._time_index]
+
+    def depth_images(self, requests: list[tuple[int, int]]) -> list[NDArray[np.float32]]:
+        """The depth image of each ``(environment, physics step)``: after that step of the last control step, or
+        at the current state for step -1. 0 where no return lies within range."""
+        images, data = [], self._depth_data
+        for i, k in requests:
+            if k < 0:
+                state = np.zeros(self.nstate)
+                mujoco.mj_getState(self.models[i], self.datas[i], state, STATE_SPEC)
+                mujoco.mj_setState(self.models[i], data, state, STATE_SPEC)
+                mujoco.mj_kinematics(self.models[i], data)
+                mujoco.mj_camlight(self.models[i], data)
+            else:
+                self.load_substep(i, k, data)
+            images.append(self._depth_cameras[i].capture(data))
+        return images
 
     def self_contacts(self) -> F:
         """Number of contacts between two of the robot's own geoms, per environment."""

@@ -6,7 +6,7 @@ as MuJoCo-Warp requires, and MuJoCo's own CPU results do not depend on it). The 
 numpy: a control step uploads the targets, runs ``decimation`` physics steps on the device, refreshes positions,
 velocities and sensors at the final state (as the CPU backend does) and downloads what the task reads in one
 copy per field. Per-environment model fields (friction, masses, gains) are batched in the device model the first
-time a task sets one. Installed by ``make warp`` (``requirements/warp.txt``); nothing else imports it.
+time a task sets one. Installed by ``make setup`` (``requirements/training.txt``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.robots import G1, RobotSpec
-from training.envs.mujoco_cpu import _PARKED_HALF, _PARKED_POS, STATE_SPEC, BatchedMujoco, body_velocities
+from training.envs.mujoco_cpu import (
+    PARKED_HALF,
+    PARKED_POS,
+    STATE_SPEC,
+    BatchedMujoco,
+    body_velocities,
+    state_time_index,
+)  # fmt: skip
 from training.envs.reference import Terrain
 from training.motion_matching import quat
 
@@ -27,7 +34,7 @@ F = NDArray[np.float64]
 # Every model field an environment may set for itself (MuJoCo-Warp batches fields whose shape starts with "*").
 BATCHABLE = ("geom_friction", "geom_solref", "pair_friction", "pair_solref", "body_mass", "body_ipos",
              "actuator_gainprm", "actuator_biasprm", "geom_pos", "geom_quat", "geom_size", "geom_aabb",
-             "geom_rbound")  # fmt: skip
+             "geom_rbound", "cam_pos", "cam_quat")  # fmt: skip
 CONTACTS_PER_ENV = 64  # contact and constraint capacity per world
 CONSTRAINTS_PER_ENV = 512
 
@@ -77,6 +84,8 @@ class WarpMujoco:
         self.terrains: list[Terrain] = [Terrain() for _ in range(num_envs)]
         for i in range(num_envs):
             self.set_terrain(i, Terrain())
+        self._substep_time_s = np.zeros((num_envs, decimation))
+        self._camera: int | None = None
         self._dirty = True
         self._flush()
 
@@ -152,8 +161,8 @@ class WarpMujoco:
             raise ValueError(f"terrain has {len(terrain)} boxes; the backend has {self.max_boxes} slots")
         for k, g in enumerate(self.box_geoms):
             used = k < len(terrain)
-            half = terrain.half_size[k] if used else np.array(_PARKED_HALF)
-            self.set_model(i, "geom_pos", g, terrain.center[k] if used else _PARKED_POS)
+            half = terrain.half_size[k] if used else np.array(PARKED_HALF)
+            self.set_model(i, "geom_pos", g, terrain.center[k] if used else PARKED_POS)
             self.set_model(i, "geom_quat", g, quat.from_yaw(terrain.yaw[k]) if used else (1.0, 0.0, 0.0, 0.0))
             self.set_model(i, "geom_size", g, half)
             self.set_model(i, "geom_aabb", g, np.concatenate([np.zeros(3), half]))
@@ -192,12 +201,94 @@ class WarpMujoco:
         self._flush()
         wp, mjw = self._wp, self._mjw
         with wp.ScopedDevice(self.device):
-            for _ in range(self.decimation):
+            for k in range(self.decimation):
                 mjw.step(self._m, self._d)
+                if self._camera is not None:  # the camera's pose after this step, for exposures within it
+                    mjw.fwd_kinematics(self._m, self._d)
+                    self._camera_pos[k] = self._torch(self._d.cam_xpos)[:, self._camera]
+                    self._camera_rot[k] = self._torch(self._d.cam_xmat)[:, self._camera]
             self._refresh()
         self._pull()
-        for _ in range(self.decimation):  # the CPU's float64 clock (MuJoCo-Warp's is float32): the same times
+        for k in range(self.decimation):  # the CPU's float64 clock (MuJoCo-Warp's is float32): the same times
             self._state["time"] += self.physics_dt_s
+            self._substep_time_s[:, k] = self._state["time"]
+
+    # -- the depth camera ---------------------------------------------------------------------
+
+    def _torch(self, array: Any) -> Any:
+        return self._wp.to_torch(array)
+
+    def add_depth_camera(self, width: int, height: int) -> None:
+        """``BatchedMujoco.add_depth_camera``: the same rays (``parkour_sim.depth_camera.ray_directions``) cast by
+        MuJoCo-Warp in every world at once, from the camera's pose after each physics step (recorded as it steps)."""
+        import torch
+
+        from parkour_sim.depth_camera import (
+            DEPTH_CAMERA_NAME,
+            MAX_DEPTH_M,
+            MIN_DEPTH_M,
+            TERRAIN_GEOM_GROUP,
+            geomgroup_mask,
+            ray_directions,
+        )  # fmt: skip
+
+        wp, n, rays = self._wp, self.num_envs, width * height
+        self._camera = mujoco.mj_name2id(self.base_model, mujoco.mjtObj.mjOBJ_CAMERA, DEPTH_CAMERA_NAME)
+        self._image_shape, self._depth_range = (height, width), (MIN_DEPTH_M, MAX_DEPTH_M)
+        with wp.ScopedDevice(self.device):
+            torch_device = wp.device_to_torch(self.device)
+            self._rays_cam = torch.as_tensor(ray_directions(width, height), dtype=torch.float32, device=torch_device)
+            self._camera_pos = torch.zeros((self.decimation, n, 3), device=torch_device)
+            self._camera_rot = torch.zeros((self.decimation, n, 3, 3), device=torch_device)
+            mask = geomgroup_mask((TERRAIN_GEOM_GROUP,))[:6]  # MuJoCo-Warp's ray mask: the first six groups
+            self._geomgroup = wp.types.vector(length=6, dtype=float)(*(float(g) for g in mask))
+            self._bodyexclude = wp.full(rays, -1, dtype=int)
+            self._ray_dist = wp.zeros((n, rays), dtype=float)
+            self._ray_geom = wp.zeros((n, rays), dtype=int)
+            self._ray_normal = wp.zeros((n, rays), dtype=wp.vec3)
+        self._dirty = True
+
+    @property
+    def substep_time_s(self) -> F:
+        return self._substep_time_s.copy()
+
+    def depth_images(self, requests: list[tuple[int, int]]) -> list[NDArray[np.float32]]:
+        """``BatchedMujoco.depth_images``: one cast of every world per physics step some request names."""
+        wp, mjw = self._wp, self._mjw
+        self._flush()
+        images: dict[tuple[int, int], NDArray[np.float32]] = {}
+        with wp.ScopedDevice(self.device):
+            for k in sorted({k for _, k in requests}):
+                if k < 0:
+                    pos = self._torch(self._d.cam_xpos)[:, self._camera]
+                    rot = self._torch(self._d.cam_xmat)[:, self._camera]
+                else:
+                    pos, rot = self._camera_pos[k], self._camera_rot[k]
+                vec = (self._rays_cam @ rot.transpose(1, 2)).contiguous()  # (N, rays, 3): world-frame directions
+                pnt = pos[:, None, :].expand_as(vec).contiguous()
+                mjw.rays(self._m, self._d, wp.from_torch(pnt, dtype=wp.vec3), wp.from_torch(vec, dtype=wp.vec3),
+                         self._geomgroup, True, self._bodyexclude, self._ray_dist, self._ray_geom,
+                         self._ray_normal)  # fmt: skip
+                worlds = sorted({i for i, kk in requests if kk == k})
+                depth = self._ray_dist.numpy()[worlds]
+                low, high = self._depth_range
+                depth[~((depth >= low) & (depth <= high))] = 0.0  # misses and out of range read 0, as on the CPU
+                for i, image in zip(worlds, depth, strict=True):
+                    images[(i, k)] = image.astype(np.float32).reshape(self._image_shape)
+        return [images[(i, k)] for i, k in requests]
+
+    def follow(self, substep_states: F) -> None:
+        """Take another backend's physics steps as this control step's (``substep_states``: [N, decimation,
+        nstate], ``BatchedMujoco.substep_states``): the camera's pose after each, and the last as the state now.
+        What a lockstep comparison of the two backends steps with."""
+        index = state_time_index(self.base_model)
+        for k in range(self.decimation):
+            self.set_states(substep_states[:, k])
+            self._flush()
+            if self._camera is not None:
+                self._camera_pos[k] = self._torch(self._d.cam_xpos)[:, self._camera]
+                self._camera_rot[k] = self._torch(self._d.cam_xmat)[:, self._camera]
+        self._substep_time_s[:] = substep_states[:, :, index]
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ def make_physics(backend: str, num_envs: int, robot: RobotSpec, device: str = "c
         try:
             import mujoco_warp  # noqa: F401
         except ImportError as e:
-            raise ValueError(f"env.backend mujoco_warp needs mujoco_warp ({e}); install it with: make warp") from None
+            raise ValueError(f"env.backend mujoco_warp needs mujoco_warp ({e}); install it with: make setup") from None
         from training.envs.mujoco_warp import WarpMujoco
 
         kwargs.pop("nthread", None)

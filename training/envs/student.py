@@ -32,7 +32,6 @@ from parkour_sim.depth_camera import (
     DepthFrame,
     DepthNoise,
     FrameSchedule,
-    SimDepthCamera,
     make_depth_frame,
 )
 from training.envs import rewards
@@ -106,7 +105,7 @@ class DepthPipeline:
         self.env, self.cfg, self.spec = tracking, cfg, spec
         sim = tracking.sim
         n = sim.num_envs
-        self.cameras = [SimDepthCamera(m, cfg.width, cfg.height, "raycast") for m in sim.models]
+        sim.add_depth_camera(cfg.width, cfg.height)
         self.camera_id = mujoco.mj_name2id(sim.base_model, mujoco.mjtObj.mjOBJ_CAMERA, DEPTH_CAMERA_NAME)
         self.nominal_pos = sim.base_model.cam_pos[self.camera_id].copy()
         self.nominal_quat = sim.base_model.cam_quat[self.camera_id].copy()
@@ -121,16 +120,6 @@ class DepthPipeline:
         self.published: list[list[tuple[float, float, float]]] = [[] for _ in range(n)]  # (exposure, publish, latency)
         self.extrinsic_pos = np.zeros((n, 3))
         self.extrinsic_rotvec = np.zeros((n, 3))
-        self._scratch = mujoco.MjData(sim.base_model)
-        self._time_index = self._state_time_index(sim.base_model)
-
-    @staticmethod
-    def _state_time_index(model: mujoco.MjModel) -> int:
-        d = mujoco.MjData(model)
-        d.time = 12.5
-        state = np.zeros(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
-        mujoco.mj_getState(model, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-        return int(np.flatnonzero(state == 12.5)[0])
 
     def reset(self, ids: Ints) -> None:
         sim = self.env.sim
@@ -140,15 +129,13 @@ class DepthPipeline:
             self.extrinsic_rotvec[i] = np.deg2rad(
                 rng.uniform(-self.cfg.extrinsic_rot_deg, self.cfg.extrinsic_rot_deg, 3)
             )
-            m = sim.models[i]
-            m.cam_pos[self.camera_id] = self.nominal_pos + self.extrinsic_pos[i]
-            m.cam_quat[self.camera_id] = quat.mul(quat.from_rotvec(self.extrinsic_rotvec[i]), self.nominal_quat)
-            now = float(sim.datas[i].time)
-            data = self._scratch
-            mujoco.mj_setState(m, data, self._state(i), mujoco.mjtState.mjSTATE_FULLPHYSICS)
-            mujoco.mj_kinematics(m, data)
-            mujoco.mj_camlight(m, data)
-            clean = self.cameras[i].capture(data)
+            sim.set_model(int(i), "cam_pos", self.camera_id, self.nominal_pos + self.extrinsic_pos[i])
+            rotated = quat.mul(quat.from_rotvec(self.extrinsic_rotvec[i]), self.nominal_quat)
+            sim.set_model(int(i), "cam_quat", self.camera_id, rotated)
+        clean_images = sim.depth_images([(int(i), -1) for i in ids])
+        now_s = sim.time_s
+        for i, clean in zip(ids, clean_images, strict=True):
+            rng, now = self.camera_rng[i], float(now_s[i])
             # The camera was already running: replay its grid over the last latency + period (frames of
             # the start state), so the newest published frame and those in flight are as on a live camera.
             period = 1.0 / self.cfg.hz
@@ -169,27 +156,17 @@ class DepthPipeline:
             self.image[i] = due[-1].frame.policy
             self.image_exposure_s[i] = due[-1].exposure_s
 
-    def _state(self, i: int) -> F:
-        sim = self.env.sim
-        state = np.zeros(sim.nstate)
-        mujoco.mj_getState(sim.models[i], sim.datas[i], state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-        return state
-
-    def _frame(self, i: int, data: mujoco.MjData, exposure_s: float) -> DepthFrame:
-        clean = self.cameras[i].capture(data)
-        return make_depth_frame(clean, exposure_s, self.cfg.noise, self.spec, self.noise_rng[i])
-
     def after_physics(self) -> None:
         """Expose frames whose grid time fell inside the last policy step; publish the due ones."""
         sim = self.env.sim
+        times = sim.substep_time_s
+        due = [(i, k) for i in range(sim.num_envs) for k in self.schedules[i].exposures_due(times[i].tolist())]
+        for (i, k), clean in zip(due, sim.depth_images(due), strict=True):  # each environment's in its grid order
+            t = float(times[i, k])
+            self.schedules[i].expose(t, make_depth_frame(clean, t, self.cfg.noise, self.spec, self.noise_rng[i]))
+        now_s = sim.time_s
         for i in range(sim.num_envs):
-            schedule = self.schedules[i]
-            for k in range(sim.decimation):
-                t = float(sim.substep_states[i, k, self._time_index])
-                if schedule.exposure_due(t):
-                    sim.load_substep(i, k, self._scratch)
-                    schedule.expose(t, self._frame(i, self._scratch, t))
-            self._publish(i, float(sim.datas[i].time))
+            self._publish(i, float(now_s[i]))
 
 
 class StudentEnv:

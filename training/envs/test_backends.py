@@ -3,7 +3,7 @@ on the CPU, from the same states.
 
 Each such task's tiny preset is built twice with the same seed, ``env.backend`` ``mujoco_cpu`` and
 ``mujoco_warp`` (warp's CPU device). Both take the same random actions for :data:`STEPS` steps; the MuJoCo-Warp
-physics step is replaced by loading the state the CPU physics reached, so each step's MDP (observations,
+physics steps are replaced by the CPU's (``WarpMujoco.follow``), so each step's MDP (observations,
 rewards, terminations, and the resets, commands and draws that follow them) reads one physical state, each
 backend through its own reads (positions, velocities, sensors and contacts after its own refresh, in float32 on
 MuJoCo-Warp). Runs wherever ``mujoco_warp`` is installed (``make setup`` installs it); skipped without it.
@@ -44,17 +44,17 @@ def build(name: str, backend: str) -> Any:
 
 
 def lockstep(cpu_task: Any, warp_task: Any) -> None:
-    """After each CPU physics step, the MuJoCo-Warp physics takes the CPU's state instead of stepping."""
+    """After each CPU control step, the MuJoCo-Warp physics takes the CPU's physics steps instead of its own."""
     cpu, warp = cpu_task.physics, warp_task.physics
     reached: dict[str, np.ndarray] = {}
     cpu_step = cpu.step
 
     def step_cpu(q_targets, push_force_w=None) -> None:
         cpu_step(q_targets, push_force_w)
-        reached["states"] = cpu.get_states()
+        reached["substeps"] = cpu.substep_states.copy()
 
     def step_warp(q_targets, push_force_w=None) -> None:
-        warp.set_states(reached["states"])
+        warp.follow(reached["substeps"])
 
     cpu.step, warp.step = step_cpu, step_warp
 

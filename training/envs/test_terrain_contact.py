@@ -6,6 +6,7 @@ through the box.
 """
 
 import numpy as np
+import pytest
 
 from parkour_core.robots import G1
 from parkour_sim.physics import RobotSim
@@ -37,6 +38,26 @@ def test_robot_standing_on_a_moved_slot_box_steps_like_robot_sim():
         assert abs(batched.root_pos[0, 2] - reference.base_pos[2]) < 1e-6
         assert np.abs(batched.q[0] - reference.q).max() < 1e-6
         assert reference.base_pos[2] > 0.7
+    finally:
+        batched.close()
+
+
+@pytest.mark.parametrize("yaw", [0.0, 0.4, -1.2])
+def test_a_slot_box_stands_where_a_compiled_box_does_yaw_included(yaw):
+    """Each slot compiles unrotated at the world body's frame; once ``set_terrain`` moves and turns it, its
+    world pose (what contacts and the depth camera read) is the compiled scene's box's."""
+    terrain = Terrain(np.array([BOX_CENTER]), np.array([BOX_HALF]), np.array([yaw]))
+    reference = RobotSim(G1, terrain.scene(), 0.002)
+    batched = BatchedMujoco(1, G1, 0.002, 10, nthread=1)
+    batched.set_terrain(0, terrain)
+    batched.set_state(0, reference.base_pos, reference.quat_wxyz, G1.default_q, np.zeros(3), np.zeros(3),
+                      np.zeros(G1.num_joints))  # fmt: skip
+    try:
+        box = reference.model.geom_bodyid == 0
+        box[reference.model.geom("floor").id] = False
+        g = batched.box_geoms[0]
+        np.testing.assert_allclose(batched.datas[0].geom_xpos[g], reference.data.geom_xpos[box][0], atol=1e-12)
+        np.testing.assert_allclose(batched.datas[0].geom_xmat[g], reference.data.geom_xmat[box][0], atol=1e-12)
     finally:
         batched.close()
 

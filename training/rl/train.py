@@ -52,14 +52,14 @@ def train(
     ``resume_from``: a checkpoint of this run in ``out`` to continue from (see :func:`resume`).
     ``note``: a line about this run (why it ran, what differs), kept in its entry of ``runs``."""
     cfg: TrainConfig = load_train_config(config, overrides)
+    backends = registry.get_task(cfg.task).backends
+    if cfg.env.backend not in backends:
+        raise ValueError(f"{cfg.task} runs on env.backend {' or '.join(backends)}, not {cfg.env.backend}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if resume_from is None:
         record = {"config": str(config), "overrides": overrides or {}, "num_envs": num_envs}
         (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n")
-    backends = registry.get_task(cfg.task).backends
-    if cfg.env.backend not in backends:
-        raise ValueError(f"{cfg.task} runs on env.backend {' or '.join(backends)}, not {cfg.env.backend}")
     task = task_class(cfg.task)(cfg, num_envs, **(task_inputs or {}))
     env = NumpyVecEnv(task, cfg.run.device, cfg.as_dict())
     size = Path(str(config)).stem

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -294,6 +295,21 @@ class FrameSchedule(Generic[T]):
     def exposure_due(self, now_s: float) -> bool:
         return now_s >= self.next_exposure_s - _TIME_EPS_S
 
+    def exposures_due(self, times_s: Sequence[float]) -> list[int]:
+        """Which of ``times_s`` (ascending) would expose a frame, were each offered in turn (``exposure_due``, then
+        ``expose``): their indices. Nothing is exposed."""
+        due, next_s = [], self.next_exposure_s
+        for k, t in enumerate(times_s):
+            if t >= next_s - _TIME_EPS_S:
+                due.append(k)
+                next_s = self._next_after(t)
+        return due
+
+    def _next_after(self, now_s: float) -> float:
+        """The grid point after an exposure at ``now_s``."""
+        k = math.floor((now_s - self.start_s) / self.period_s + _TIME_EPS_S) + 1
+        return self.start_s + k * self.period_s
+
     def expose(self, now_s: float, frame: T) -> ScheduledFrame[T]:
         """Queue ``frame`` sensed at ``now_s``; returns its schedule."""
         latency = float(self.rng.uniform(self.latency_min_s, self.latency_max_s))
@@ -301,8 +317,7 @@ class FrameSchedule(Generic[T]):
         self._last_publish_s = publish
         scheduled = ScheduledFrame(now_s, publish, latency, frame)
         self._pending.append(scheduled)
-        k = math.floor((now_s - self.start_s) / self.period_s + _TIME_EPS_S) + 1
-        self.next_exposure_s = self.start_s + k * self.period_s
+        self.next_exposure_s = self._next_after(now_s)
         return scheduled
 
     def pop_due(self, now_s: float) -> list[ScheduledFrame[T]]:

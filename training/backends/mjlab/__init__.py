@@ -1,16 +1,10 @@
-"""The mjlab (MuJoCo-Warp) backend of the two depth students: runs inside .venv-mjlab (setup.sh), never
-imported by the runtime.
+"""mjlab's own G1 velocity task, exported and imported: the bring-your-own-policy parity with mjlab.
 
-``parkour train run --config <cfg> --backend mjlab --device cpu|cuda`` calls ``smoke.py`` under
-.venv-mjlab; ``test_smoke.py`` trains each student for two iterations on warp's CPU device and checks it
-against our CPU code with ``checks.py`` and ``step_checks.py``. The students on mjlab 1.6.0:
-
-- ``student_walk``: ``walk_task.py``, with ``depth.py``, ``policy_terms.py`` and ``student_bundle.py``;
-- ``student_step``: ``step_task.py``, with ``step_terms.py`` and ``terrain.py`` (the critic's height scan).
-
-``export_velocity.py``, ``velocity_parity.py``: a real mjlab export and its environment's states for the
-import parity test. ``php_teacher`` and ``h1_walk`` run their own MDP on MuJoCo-Warp (``env.backend:
-mujoco_warp``, :mod:`training.envs.physics`), with no restatement here; PHP's student stays on ``mujoco_cpu``.
-The students' depth image comes from a ray-cast sensor carrying our camera's exact rays rather than mjlab's
-camera sensor, whose render crops the D435's field to the image's aspect (``depth.camera_sensor_cfg``).
+No task of ours is restated here: every task's MDP runs on MuJoCo-Warp through
+:mod:`training.envs.physics`. What stays is the check that a policy trained by mjlab runs under our
+runtime as mjlab runs it: ``export_velocity.py`` trains mjlab's G1 flat velocity task for a few iterations
+and exports it with mjlab's exporter, ``velocity_parity.py`` records mjlab's environment under that
+policy, and ``test_velocity_parity.py`` (runtime ``.venv``) feeds those states to the imported bundle.
+They run inside ``.venv-mjlab`` (``setup.sh``; ``venv.py`` re-runs a script there), which mjlab 1.6.0's
+pin of mujoco 3.11 keeps apart from the runtime; ``make mjlab-parity`` creates it and runs the test.
 """

@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from training.backends.mjlab.smoke import reexec_in_venv  # noqa: E402
+from training.backends.mjlab.venv import reexec_in_venv  # noqa: E402
 
 STOCK_TASK = "Mjlab-Velocity-Flat-Unitree-G1"
 DROPPED_TERM = "base_lin_vel"

@@ -24,7 +24,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 from training.backends.mjlab.export_velocity import env_cfg, make_runner  # noqa: E402
-from training.backends.mjlab.smoke import reexec_in_venv  # noqa: E402
+from training.backends.mjlab.venv import reexec_in_venv  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,7 @@ register_task(
         presets=Path(__file__).parent / "presets",
         config="training.tasks.student_step.config:StepTrainConfig",
         runner_task="training.tasks.student_step.task:StepTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
         panels=(
             ("losses", (("dagger", "L_D (MSE to the teacher)"), ("value", "value loss"))),
             (

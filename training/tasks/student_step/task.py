@@ -28,6 +28,7 @@ from parkour_core.bundle import load_bundle
 from parkour_core.hashing import sha256_file
 from parkour_core.paths import shown_path
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics
 from training.rl.algorithms import HybridPPO
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
@@ -117,6 +118,10 @@ class StepTask:
         self.best: tuple[float, int, dict[str, torch.Tensor] | None] = (-1.0, -1, None)
         self._steps = 0
         self._clear_figures()
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.tracking.sim
 
     # -- TaskEnv -----------------------------------------------------------------------------
 

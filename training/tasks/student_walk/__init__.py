@@ -11,6 +11,7 @@ register_task(
         presets=Path(__file__).parent / "presets",
         config="training.tasks.student_walk.config:WalkTrainConfig",
         runner_task="training.tasks.student_walk.task:WalkTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
         panels=(
             ("DAgger loss (MSE to the teacher's actions)", (("behavior", "loss"),)),
             (

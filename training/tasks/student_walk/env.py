@@ -75,6 +75,8 @@ class WalkConfig:
     terrain: TerrainConfig = field(default_factory=TerrainConfig)
     randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
     privileged: bool = True  # the teacher's privileged observation in obs["privileged"] (stage 2's critic reads it)
+    backend: str = "mujoco_cpu"  # training.envs.physics: mujoco_cpu or mujoco_warp
+    device: str = "cpu"  # mujoco_warp's device
 
 
 # The walking policy's gait phase: its actions follow its clock, so the student reads the same clock
@@ -126,6 +128,7 @@ class WalkEnv(StudentEnv):
             num_envs=cfg.num_envs, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation, nthread=cfg.nthread,
             seed=cfg.seed, termination_m=np.inf,
             randomization=cfg.randomization, compute_rewards=False, observe_privileged=cfg.privileged,
+            backend=cfg.backend, device=cfg.device,
         )  # fmt: skip
         super().__init__([standing_reference(cfg.episode_s)], StudentConfig(tracking, cfg.camera), manifest)
         self.walk_cfg = cfg

@@ -20,6 +20,7 @@ import torch
 from numpy.typing import NDArray
 
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics, warp_device
 from training.envs.student import CameraConfig
 from training.rl.algorithms import BlendedDistillation, teacher_env_count
 from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
@@ -41,6 +42,7 @@ def walk_config(cfg: TrainConfig, num_envs: int, privileged: bool = True) -> Wal
         num_envs=num_envs, episode_s=cfg.env.episode_length_s, physics_dt_s=cfg.env.physics_dt_s,
         decimation=cfg.env.decimation, seed=cfg.run.seed,
         camera=CameraConfig(width=cfg.env.camera_width, height=cfg.env.camera_height), privileged=privileged,
+        backend=cfg.env.backend, device=warp_device(cfg.run.device),
     )  # fmt: skip
 
 
@@ -68,6 +70,10 @@ class WalkTask:
         self.frames: list[NDArray[np.float32]] = []
         self._steps = 0
         self._clear_figures()
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.tracking.sim
 
     # -- TaskEnv -----------------------------------------------------------------------------
 
