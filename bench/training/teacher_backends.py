@@ -1,23 +1,15 @@
-"""Env-steps/s of PHP's teacher task on both physics backends, side by side: our runner on batched MuJoCo
-(``mujoco_cpu``) and on MuJoCo-Warp (``mujoco_warp``, the same MDP), at the same environment count; and what
-the MDP, which stays on the host, costs per control step at a GPU's environment count.
+"""Env-steps/s of PHP's teacher on both physics backends side by side (``mujoco_cpu`` and ``mujoco_warp``, the
+same MDP), and what the host's MDP costs per control step on MuJoCo-Warp at many environments.
 
     .venv/bin/python bench/training/teacher_backends.py --device cpu --num-envs 8 --iterations 4 \\
-        --out bench/results/training_teacher_backends_cpu.json
-    .venv/bin/python bench/training/teacher_backends.py --device cuda --num-envs 4096 --iterations 20 \\
-        --out bench/results/training_teacher_backends_cuda.json      # on a GPU machine
+        --host-envs 1024 --host-steps 3 --out bench/results/training_teacher_backends_cpu.json
 
-Each backend trains ``--config`` (default ``php_teacher_tiny``: the synthetic squat, 16 steps per
-env and iteration) for ``--iterations`` through ``parkour train run`` in its own process, blocks
-alternating ``--repeats`` times so both see the machine's noise. The rates are rsl_rl's per-iteration
-env-steps/s (collection + update, our runner's ``env_steps_per_s``) after each run's first iteration
-(warm-up: warp compiles its kernels there). Then ``--host-envs`` environments of each ``--host-configs``
-task on MuJoCo-Warp step ``--host-steps`` times with random actions, each control step timed whole and inside
-``Physics.step`` (upload, physics, download) and ``Physics.depth_images`` (the rays): the rest is the host's
-MDP (commands, observations, rewards, resets, the reads, the camera's noise and preprocessing), the part a
-GPU does not speed up. Writes medians with p1/p99 per backend, the ratio
-mujoco_warp / mujoco_cpu of the medians, the host MDP's milliseconds per control step, the command and
-the commit.
+Each backend trains ``--config`` for ``--iterations`` through ``parkour train run`` in its own process,
+alternating ``--repeats`` times; the rates are rsl_rl's per-iteration env-steps/s after each run's first
+iteration (warp compiles its kernels there). Then each ``--host-configs`` task steps ``--host-envs``
+environments on MuJoCo-Warp ``--host-steps`` times, each control step timed whole, inside
+``Physics.step`` and inside ``Physics.depth_images``: the rest is the host's MDP, which a GPU does not
+speed up. Writes medians with p1/p99, the ratio mujoco_warp / mujoco_cpu, the command and the commit.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ ROBOTS = 32
 EVAL_S = 10.0
 EVAL_COMMAND = (0.5, 0.0, 0.0)
 WINDOW = 50  # iterations at each end of the curve
-SCRIPT_WALK_M = 5.0  # sim/scripts/h1_walk.yaml: 0.5 m/s for 10 s, then a turn
+SCRIPT_WALK_M = 5.0  # sim/scripts/h1_walk.yaml: 0.5 m/s for 10 s between two 20 s free stands, then a turn
 WALKS_FRACTION = 0.5  # of the scripted walk's distance, without a fall
 STEPS_M = 0.5  # moved this far forward: it stepped
 
