@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from parkour_core.robots import G1, RobotSpec
 from training.envs.mujoco_cpu import (
+    FACE_NORMAL_Z,
     PARKED_HALF,
     PARKED_POS,
     STATE_SPEC,
@@ -338,6 +339,20 @@ class WarpMujoco:
         self._flush()
         count = int(self._d.nacon.numpy()[0])
         return self._d.contact.geom.numpy()[:count], self._d.contact.worldid.numpy()[:count]
+
+    def box_face_contacts(self, body_ids: NDArray[np.int64]) -> F:
+        """``BatchedMujoco.box_face_contacts``: how many of ``body_ids`` touch a box on a side face, per environment."""
+        g, world = self._contacts()
+        normal_z = self._d.contact.frame.numpy()[: len(g), 0, 2]
+        body_of_geom = self.base_model.geom_bodyid
+        is_box = np.isin(np.arange(self.base_model.ngeom), self.box_geoms)
+        watched = np.isin(body_of_geom, body_ids)
+        a, b = g.T
+        touching = (is_box[a] & watched[b]) | (is_box[b] & watched[a])
+        hit = touching & (np.abs(normal_z) < FACE_NORMAL_Z)
+        bodies = body_of_geom[np.where(is_box[a], b, a)][hit]
+        pairs = np.unique(np.stack([world[hit], bodies], axis=1), axis=0)
+        return np.bincount(pairs[:, 0], minlength=self.num_envs).astype(np.float64)
 
     def self_contacts(self) -> F:
         """``BatchedMujoco.self_contacts``: contacts between two of the robot's own geoms, per environment."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import mujoco
 import numpy as np
 from numpy.typing import NDArray
 
@@ -24,7 +23,7 @@ from parkour_core.gait import GaitClock
 from parkour_core.math3d import projected_gravity
 from parkour_core.robots import G1
 from training.envs import supervision
-from training.envs.mujoco_cpu import STATE_SPEC, BatchedMujoco
+from training.envs.physics import make_physics
 from training.envs.privileged import scan_grid, scan_points_world, terrain_height
 from training.envs.randomization import ModelRandomizer, PhysicsDraw, Pushes, RandomizationConfig, draw_physics
 from training.envs.reference import Terrain
@@ -111,6 +110,8 @@ class ClimbConfig:
     decimation: int = 10
     nthread: int = 2
     seed: int = 0
+    backend: str = "mujoco_cpu"  # training.envs.physics: mujoco_cpu or mujoco_warp
+    device: str = "cpu"  # mujoco_warp's device
     boxes: int = 2
     flat_fraction: float = 0.1
     first_m: tuple[float, float] = (1.0, 3.0)
@@ -152,9 +153,10 @@ class ClimbEnv:
         self.dt_s = cfg.physics_dt_s * cfg.decimation
         self.max_episode_length = round(cfg.max_episode_s / self.dt_s)
         self.kp, self.kd = self.walker.kp, self.walker.kd
-        self.sim = BatchedMujoco(
-            n, self.robot, cfg.physics_dt_s, cfg.decimation, self.kp, self.kd, max_boxes=cfg.boxes, nthread=cfg.nthread
-        )
+        self.sim = make_physics(
+            cfg.backend, n, self.robot, cfg.device, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation,
+            kp=self.kp, kd=self.kd, max_boxes=cfg.boxes, nthread=cfg.nthread,
+        )  # fmt: skip
         self.q_min = np.array([j.q_min for j in self.robot.joints])
         self.q_max = np.array([j.q_max for j in self.robot.joints])
         self.sim.target_bounds = supervision.clamp_bounds(self.q_min, self.q_max)
@@ -387,10 +389,7 @@ class ClimbEnv:
     # -- exact resume ------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        s = self.sim
-        states = np.zeros((self.num_envs, s.nstate))
-        for i, (m, d) in enumerate(zip(s.models, s.datas, strict=True)):
-            mujoco.mj_getState(m, d, states[i], STATE_SPEC)
+        states = self.sim.get_states()
         arrays = ("box_center", "box_half", "box_yaw", "num_boxes", "passed", "level", "command", "course_end_m",
                   "time_limit", "steps", "last_action", "residual", "prev_residual")  # fmt: skip
         return {
@@ -423,5 +422,4 @@ class ClimbEnv:
             b = int(self.num_boxes[i])
             s.set_terrain(i, Terrain(self.box_center[i, :b].copy(), self.box_half[i, :b].copy(),
                                      self.box_yaw[i, :b].copy()))  # fmt: skip
-            mujoco.mj_setState(s.models[i], s.datas[i], state["mujoco_state"][i], STATE_SPEC)
-            s.refresh(i)
+        s.set_states(state["mujoco_state"])

@@ -28,6 +28,7 @@ from rsl_rl.models import MLPModel
 from parkour_core.paths import repo_root
 from parkour_core.provenance import provenance as provenance_record
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics, warp_device
 from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
 from training.tasks.climb_teacher import rewards
@@ -44,7 +45,8 @@ def env_config(cfg: TrainConfig, num_envs: int | None = None) -> ClimbConfig:
     c = cfg.climb
     return ClimbConfig(
         num_envs=num_envs or cfg.env.num_envs, physics_dt_s=cfg.env.physics_dt_s, decimation=cfg.env.decimation,
-        seed=cfg.run.seed, boxes=c.boxes, flat_fraction=c.flat_fraction, first_m=tuple(c.first_m),
+        seed=cfg.run.seed, backend=cfg.env.backend, device=warp_device(cfg.run.device), boxes=c.boxes,
+        flat_fraction=c.flat_fraction, first_m=tuple(c.first_m),
         spacing_m=tuple(c.spacing_m), levels=tuple(c.levels), height_jitter_m=c.height_jitter_m,
         start_level=c.start_level, speed_mps=tuple(c.speed_mps), max_episode_s=cfg.env.episode_length_s,
         residual_scale=c.residual_scale, residual_on=c.residual_on, refusal_ends_episode=c.refusal_ends_episode,
@@ -69,6 +71,10 @@ class ClimbTask:
         self._obs = self.env.observe()
         self._returns = np.zeros(self.num_envs)
         self._clear_figures()
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.sim
 
     # -- TaskEnv -----------------------------------------------------------------------------
 
