@@ -44,28 +44,19 @@ class WarpMujoco:
     """N robots as N worlds of MuJoCo-Warp; the subset of ``BatchedMujoco``'s interface a task's MDP uses
     (:class:`training.envs.physics.Physics`). ``device``: warp's device name (``cuda:0``, ``cpu``)."""
 
-    def __init__(
-        self,
-        num_envs: int,
-        robot: RobotSpec = G1,
-        physics_dt_s: float = 0.002,
-        decimation: int = 10,
-        kp: F | None = None,
-        kd: F | None = None,
-        max_boxes: int = 1,
-        push_body: str | None = None,
-        robot_model: str = "",
-        device: str = "cpu",
-    ) -> None:
+    def __init__(self, num_envs: int, robot: RobotSpec = G1, device: str = "cpu", **scene: Any) -> None:
+        """``scene``: ``BatchedMujoco``'s keyword arguments (physics step, decimation, gains, box slots, push body,
+        robot model), which build the same model here."""
         import mujoco_warp as mjw
         import warp as wp
 
         self._wp, self._mjw = wp, mjw
         # The CPU backend builds the scene and holds the host copies: one environment, one thread.
-        host = BatchedMujoco(1, robot, physics_dt_s, decimation, kp, kd, max_boxes, 1, push_body, robot_model)
+        host = BatchedMujoco(1, robot, **{**scene, "nthread": 1})
         self._host = host
-        self.robot, self.num_envs, self.decimation, self.physics_dt_s = robot, num_envs, decimation, physics_dt_s
-        for name in ("joint_ids", "qpos_adr", "qvel_adr", "actuators", "tau_limit", "kp", "kd", "gyro_adr", "nstate",
+        self.robot, self.num_envs = robot, num_envs
+        for name in ("decimation", "physics_dt_s", "joint_ids", "qpos_adr", "qvel_adr", "actuators", "tau_limit",
+                     "kp", "kd", "gyro_adr", "nstate",
                      "box_geoms", "max_boxes", "base_body", "push_body", "robot_geom"):  # fmt: skip
             setattr(self, name, getattr(host, name))
         self.target_bounds: tuple[F, F] | None = None
@@ -85,7 +76,7 @@ class WarpMujoco:
         self.terrains: list[Terrain] = [Terrain() for _ in range(num_envs)]
         for i in range(num_envs):
             self.set_terrain(i, Terrain())
-        self._substep_time_s = np.zeros((num_envs, decimation))
+        self._substep_time_s = np.zeros((num_envs, self.decimation))
         self._camera: int | None = None
         self._dirty = True
         self._flush()

@@ -81,7 +81,7 @@ def warp_device(torch_device: str) -> str:
 
 
 def make_physics(backend: str, num_envs: int, robot: RobotSpec, device: str = "cpu", **kwargs: Any) -> Physics:
-    """The backend's physics: ``kwargs`` are ``BatchedMujoco``'s (``nthread`` only on the CPU)."""
+    """The backend's physics: ``kwargs`` are ``BatchedMujoco``'s (MuJoCo-Warp ignores ``nthread``)."""
     if backend == "mujoco_cpu":
         from training.envs.mujoco_cpu import BatchedMujoco
 
@@ -93,6 +93,5 @@ def make_physics(backend: str, num_envs: int, robot: RobotSpec, device: str = "c
             raise ValueError(f"env.backend mujoco_warp needs mujoco_warp ({e}); install it with: make setup") from None
         from training.envs.mujoco_warp import WarpMujoco
 
-        kwargs.pop("nthread", None)
         return WarpMujoco(num_envs, robot, device=device, **kwargs)
     raise ValueError(f"unknown physics backend {backend!r}; known: {', '.join(BACKENDS)}")
