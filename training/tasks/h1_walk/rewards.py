@@ -50,6 +50,7 @@ class Weights:
     feet_air_time: float = 1.0
     upper_pose: float = -0.5
     torques: float = -1e-6
+    progress: float = 0.0
 
 
 @dataclass
@@ -193,12 +194,23 @@ def torques(st: State, ctx: Context) -> F:
     return np.sum(st.torque**2, axis=-1)
 
 
+def progress(st: State, ctx: Context) -> F:
+    """Speed along the commanded planar direction (m/s), capped at the commanded speed; 0 at a planar command
+    under 0.01 m/s. Unlike the tracking kernel it keeps paying each cm/s up to the command, where
+    exp(-e^2/sigma^2) is already near its top."""
+    speed = np.linalg.norm(ctx.command[:, :2], axis=-1)
+    moving = speed >= 0.01
+    direction = ctx.command[:, :2] / np.where(moving, speed, 1.0)[:, None]
+    along = np.sum(st.base_lin_vel[:, :2] * direction, axis=-1)
+    return np.where(moving, np.minimum(along, speed), 0.0)
+
+
 TERMS: dict[str, Callable[[State, Context], F]] = {
     f.__name__: f
     for f in (
         lin_vel, ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, action_rate, dof_vel, dof_pos_limits,
         target_limits, hip_pos, alive, contact, swing_height, feet_phase, feet_slip, feet_air_time, upper_pose,
-        torques,
+        torques, progress,
     )
 }  # fmt: skip
 

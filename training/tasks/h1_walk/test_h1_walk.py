@@ -103,6 +103,14 @@ def test_tracking_pays_the_commanded_velocity_and_the_gait_pays_feet_on_their_ph
     assert rewards.terms(dragged, swing)["swing_height"][0] == pytest.approx(rewards.SWING_HEIGHT_M**2)
 
 
+def test_progress_pays_speed_along_the_command_up_to_the_command_and_nothing_at_rest():
+    command = np.array([[0.5, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, -0.4, 0.0], [0.0, 0.0, 0.5]])
+    velocity = np.array([[0.3, 0.2, 0.0], [0.9, 0.0, 0.0], [0.0, 0.4, 0.0], [0.3, 0.0, 0.0]])
+    got = rewards.terms(_state(4, base_lin_vel=velocity), _context(4, command=command))["progress"]
+    # along the command only; capped at the commanded speed; backwards costs; no planar command: 0
+    np.testing.assert_allclose(got, [0.3, 0.5, -0.4, 0.0])
+
+
 def test_the_feet_follow_the_clock_lifted_in_swing_and_still_in_stance():
     """feet_phase's target: 0 through stance, SWING_HEIGHT_M at mid-swing; a foot that stays down in swing
     earns less; a sliding foot in contact, a short flight and a moved arm cost."""
