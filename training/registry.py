@@ -30,7 +30,9 @@ class Task:
     its own verb (``smoke``). ``presets``: the folder of its configs, one YAML per preset. ``config``:
     ``"module:Class"`` of its config, a ``training.configs.schema.TrainConfig`` with its own sections and
     checks (empty: the shared sections alone). ``backends``: the physics its MDP runs on; a task on
-    ``mujoco_warp`` too is held to the CPU's numbers by ``training/envs/test_backends.py``."""
+    ``mujoco_warp`` too is held to the CPU's numbers by ``training/envs/test_backends.py``. ``distils``: the task
+    whose run's ``teacher.pt`` it learns from (``distill.teacher_checkpoints``), which its presets cannot name
+    (tests train that task's tiny preset first)."""
 
     name: str
     summary: str
@@ -39,6 +41,7 @@ class Task:
     config: str = ""
     panels: tuple[Panel, ...] = ()
     backends: tuple[str, ...] = ("mujoco_cpu",)  # the env.backend values its MDP runs on (training.envs.physics)
+    distils: str = ""
 
     def preset_files(self) -> list[Path]:
         return sorted(self.presets.glob("*.yaml"))

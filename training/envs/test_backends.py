@@ -12,6 +12,8 @@ MuJoCo-Warp). Runs wherever ``mujoco_warp`` is installed (``make setup`` install
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,9 +39,30 @@ def tiny_preset(task: registry.Task) -> str:
     return names[0]
 
 
-def build(name: str, backend: str) -> Any:
+@pytest.fixture(scope="module")
+def teachers(tmp_path_factory) -> Callable[[str], dict[str, Any]]:
+    """The overrides a task's tiny preset needs: for a task that ``distils`` another, that task's tiny preset
+    trained once on the CPU (its ``teacher.pt``)."""
+    trained: dict[str, Path] = {}
+
+    def overrides(name: str) -> dict[str, Any]:
+        teacher = registry.get_task(name).distils
+        if not teacher:
+            return {}
+        if teacher not in trained:
+            from parkour_bringup.cli import main
+
+            out = tmp_path_factory.mktemp(teacher)
+            assert main(["train", "run", "--config", tiny_preset(registry.get_task(teacher)), "--out", str(out)]) == 0
+            trained[teacher] = out / "teacher.pt"
+        return {"distill.teacher_checkpoints": [str(trained[teacher])]}
+
+    return overrides
+
+
+def build(name: str, backend: str, overrides: dict[str, Any]) -> Any:
     task = registry.get_task(name)
-    cfg = load_train_config(tiny_preset(task), {"env.backend": backend})
+    cfg = load_train_config(tiny_preset(task), {**overrides, "env.backend": backend})
     return task.runner_class()(cfg)
 
 
@@ -64,12 +87,13 @@ def test_some_task_runs_on_mujoco_warp() -> None:
 
 
 @pytest.mark.parametrize("name", warp_tasks())
-def test_the_task_trains_on_mujoco_warp_through_parkour_train_run(name: str, tmp_path) -> None:
+def test_the_task_trains_on_mujoco_warp_through_parkour_train_run(name: str, tmp_path, teachers) -> None:
     """Two iterations through the CLI: the runner, the checkpoint and the export, as on the CPU."""
     from parkour_bringup.cli import main
 
     config = tiny_preset(registry.get_task(name))
     args = ["train", "run", "--config", config, "--backend", "mujoco_warp", "--out", str(tmp_path / "run")]
+    args += [f"--set={key}={json.dumps(value)}" for key, value in teachers(name).items()]
     assert main(args) == 0
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["overrides"]["env.backend"] == "mujoco_warp"
@@ -77,8 +101,8 @@ def test_the_task_trains_on_mujoco_warp_through_parkour_train_run(name: str, tmp
 
 
 @pytest.mark.parametrize("name", warp_tasks())
-def test_backends_agree_from_the_same_states(name: str) -> None:
-    cpu_task, warp_task = build(name, "mujoco_cpu"), build(name, "mujoco_warp")
+def test_backends_agree_from_the_same_states(name: str, teachers) -> None:
+    cpu_task, warp_task = (build(name, backend, teachers(name)) for backend in ("mujoco_cpu", "mujoco_warp"))
     try:
         lockstep(cpu_task, warp_task)
         rng = np.random.default_rng(0)

@@ -10,6 +10,8 @@ register_task(
         summary="PHP's depth student: hybrid DAgger + PPO from php_teacher runs, exported as a bundle",
         presets=Path(__file__).parent / "presets",
         runner_task="training.tasks.php_student.task:StudentTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
+        distils="php_teacher",
         panels=(
             ("losses", (("dagger", "L_D (masked MSE to the teacher)"), ("surrogate", "PPO surrogate"))),
             (

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from training.algorithms.sampling import AdaptiveStartSampler
 from training.algorithms.schedules import termination_threshold
 from training.configs.schema import TrainConfig
+from training.envs.physics import Physics
 from training.envs.student import CameraConfig, StudentConfig, StudentEnv
 from training.export.student import student_manifest
 from training.rl.algorithms import HybridPPO
@@ -117,6 +118,10 @@ class StudentTask:
         self._returns = np.zeros(self.num_envs)
         self._groups = self._observation(self.env.reset())
         self._clear_figures()
+
+    @property
+    def physics(self) -> Physics:
+        return self.env.tracking.sim
 
     def make_env(self, references: list[Any], config: StudentConfig) -> StudentEnv:
         """The student env (a method with other camera timing makes its own)."""
