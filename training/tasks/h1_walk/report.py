@@ -3,14 +3,15 @@
     python -m training.tasks.h1_walk.report --run runs/h1_walk --sim runs/h1_walk_sim \\
         --out results/training/h1_walk/h1_walk.json
 
-- **training**: the budget, iterations and env-steps, and the curve's figures (episode length, share of
-  episodes ended by a fall, planar speed error) over the first and the last 50 iterations;
-- **in the training env**: the bundle through parkour_core's ``PolicyRunner`` (one per robot) on
-  ``ROBOTS`` H1s of the training env (nominal physics, pushes off) commanded 0.5 m/s forward for ``EVAL_S``,
-  at the trained step and at the bridge's 2 ms: falls, forward speed and gait of those that stayed up
-  (``--bundle DIR`` alone writes only these);
-- **in the graph**: ``parkour sim --robot h1 --bundle RUN/bundle --script sim/scripts/h1_walk.yaml``
-  (its report.json): whether it fell and when, how far it went, and the verdict (:func:`verdict`).
+- **training**: the budget, iterations and env-steps, and the curve's first and last 50 iterations
+  (episode length, share of episodes ended by a fall, planar speed error);
+- **in the training env**: the bundle through parkour_core's ``PolicyRunner`` on ``ROBOTS`` H1s (nominal
+  physics, no pushes) commanded 0.5 m/s for ``EVAL_S``, at the trained step and at 2 ms: falls, forward
+  speed and gait (``--bundle DIR`` alone writes only these);
+- **in the graph**: ``parkour sim --robot h1 --bundle RUN/bundle --script sim/scripts/h1_walk.yaml``'s
+  report.json: falls, distance and the verdict (:func:`verdict`). ``--script-run SIM_DIR`` alone writes
+  that walk's metrics (``parkour sim-to-sim``'s) and, per commanded segment after the band's release
+  (the free stands too), the base's path, displacement and lowest height.
 """
 
 from __future__ import annotations
@@ -124,6 +125,45 @@ def in_training_env(bundle_dir: Path, seed: int = 0, physics_dt_s: float | None 
     }
 
 
+def script_segments(bridge: dict[str, Any], script: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each stretch of one command after the band's release: its command, when, the base's path length in
+    it and how far it ended from where it began (m), and its lowest base height (m), up to a fall."""
+    tr = bridge["trajectory"]
+    t, x, y, z = (np.asarray(tr[k], dtype=np.float64) for k in ("t", "x", "y", "z"))
+    released = bridge.get("band_released_at_s")
+    end = min(float(t[-1]), bridge.get("fell_at_s") or np.inf)
+    changes = [(float(e["t"]), tuple(e["cmd"])) for e in script.get("log", []) if "cmd" in e]
+    starts = [(released, (0.0, 0.0, 0.0))] if released is not None else []
+    for at, cmd in changes:
+        if released is not None and at > released and cmd != starts[-1][1]:
+            starts.append((at, cmd))
+    segments = []
+    for (begin, cmd), (stop, _) in zip(starts, [*starts[1:], (end, None)], strict=True):
+        if begin >= end:
+            break
+        inside = (t >= begin) & (t <= min(stop, end))
+        path = float(np.hypot(np.diff(x[inside]), np.diff(y[inside])).sum()) if inside.sum() > 1 else 0.0
+        lowest = round(float(z[inside].min()), 3) if inside.any() else None
+        moved = float(np.hypot(*(np.ptp(v[inside][[0, -1]]) for v in (x, y)))) if inside.any() else 0.0
+        segments.append({"command": [round(c, 3) for c in cmd], "from_s": round(begin, 2),
+                         "to_s": round(min(stop, end), 2), "path_m": round(path, 3), "moved_m": round(moved, 3),
+                         "base_height_min_m": lowest})  # fmt: skip
+    return segments
+
+
+def script_report(sim_dir: Path) -> dict[str, Any]:
+    from parkour_bringup.sim_to_sim import load_run, walk_metrics
+
+    bridge, script, report = load_run(sim_dir)
+    segments = script_segments(bridge, script)
+    walking = [s for s in segments if any(abs(c) > 1e-9 for c in s["command"])]
+    return {"sim_run": str(sim_dir), "bundle": report.get("bundle"), "final_mode": report.get("final_mode"),
+            "walk_metrics": walk_metrics(bridge, script, report), "segments": segments,
+            "walking_path_m": round(sum(s["path_m"] for s in walking), 3),
+            "free_stand_path_m": round(sum(s["path_m"] for s in segments if s not in walking), 3),
+            "policy_period_ms": report.get("policy_period_ms")}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--run", type=Path, help="the h1_walk run folder (h1_walk.json, bundle/)")
@@ -131,7 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--previous", type=Path, help="the report of the run this one continued from (run.init)")
     p.add_argument("--bundle", type=Path, help="only this bundle in the training env, at its step and at 2 ms")
+    p.add_argument("--script-run", type=Path, help="only the scripted walk's numbers from this parkour sim run folder")
     args = p.parse_args(argv)
+    if args.script_run is not None:
+        figures = script_report(args.script_run)
+        write_json(args.out, {**provenance(), **figures})
+        print(
+            json.dumps(
+                {k: figures[k] for k in ("walking_path_m", "free_stand_path_m")} | {"segments": figures["segments"]}
+            )
+        )
+        return 0
     if args.bundle is not None:
         figures = {"bundle": str(args.bundle), "in_training_env": in_training_env(args.bundle),
                    "in_training_env_2ms": in_training_env(args.bundle, physics_dt_s=0.002)}  # fmt: skip
