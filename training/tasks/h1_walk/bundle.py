@@ -56,17 +56,21 @@ def export_bundle(
         kp=tuple(float(x) for x in env.kp),
         kd=tuple(float(x) for x in env.kd),
         obs_terms=POLICY_TERMS,
-        policy_hz=env.cfg.control_hz,
+        policy_hz=env.config.env.control_hz,
         policy=POLICY_IO,
         files={POLICY_FILE: sha256_file(out_dir / POLICY_FILE)},
-        gait_period_s=env.cfg.gait_period_s,
+        gait_period_s=env.velocity.gait_period_s,
         provenance={
             "trained_by": f"parkour train run --config {config}",
             "git_commit": git_commit(),  # HEAD at export; each run's commit at its start is in "runs"
             **(totals or {}),
             "task": "h1_walk (training/tasks/h1_walk): PPO from scratch, mujoco_cpu",
-            "physics_dt_s": env.cfg.physics_dt_s,
-            "command_ranges": {"vx": list(env.cfg.vx), "vy": list(env.cfg.vy), "yaw_rate": list(env.cfg.yaw_rate)},
+            "physics_dt_s": env.config.env.physics_dt_s,
+            "command_ranges": {
+                "vx": list(env.velocity.vx),
+                "vy": list(env.velocity.vy),
+                "yaw_rate": list(env.velocity.yaw_rate),
+            },
         },
     )
     write_manifest(out_dir, manifest)  # the runtime loads a whole bundle
@@ -87,9 +91,10 @@ def export_bundle(
 def runtime_error(actor: MLPModel, env: H1WalkEnv, bundle_dir: Path) -> float:
     """Largest target difference (rad) between the runtime on the bundle and training's env over a run."""
     runtime = PolicyRunner(load_bundle(bundle_dir, env.robot))
-    cfg = dataclasses.replace(env.cfg, num_envs=1, nthread=1, push_interval_s=1e9, resample_s=1e9, zero_fraction=0.0,
-                              obs_noise=0.0)  # fmt: skip
-    check = H1WalkEnv(cfg, env.robot)
+    velocity = dataclasses.replace(env.velocity, push_interval_s=1e9, resample_s=1e9, zero_fraction=0.0, obs_noise=0.0)
+    config = env.config
+    cfg = dataclasses.replace(config, env=dataclasses.replace(config.env, num_envs=1), velocity=velocity)
+    check = H1WalkEnv(cfg, nthread=1, robot=env.robot)
     policy = actor.as_jit()  # the deterministic actor on a plain observation tensor, normalizer included
     worst = 0.0
     try:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from training.configs.schema import TrainConfig, check_range_pair, check_weights, param
+from training.configs.schema import TrainConfig, check_range_pair, check_weights, load_train_config, param
 from training.tasks.h1_walk.rewards import Weights
 
 
@@ -18,7 +19,7 @@ class VelocitySection:
     vy: list = param([-0.3, 0.3], doc="[lo, hi] m/s, left")  # noqa: RUF009
     yaw_rate: list = param([-0.5, 0.5], doc="[lo, hi] rad/s")  # noqa: RUF009
     zero_fraction: float = param(0.1, 0.0, 1.0, doc="commands that are zero (the gait clock parks: stand still)")
-    resample_s: float = param(5.0, 0.1, 1000.0, doc="a new command this often")
+    resample_s: float = param(5.0, 0.1, 1e9, doc="a new command this often (1e9: one per episode)")
     gait_period_s: float = param(0.8, 0.2, 3.0, doc="the bundle's gait clock (unitree_rl_gym's H1: 0.8 s)")
     fall_height_m: float = param(0.6, 0.0, 2.0, doc="an episode ends with the base below this")
     fall_tilt_rad: float = param(0.8, 0.1, 3.14, doc="or tilted past this")
@@ -38,6 +39,9 @@ class VelocitySection:
         {}, doc="term -> weight over training.tasks.h1_walk.rewards.Weights (a name it lacks is refused)"
     )
 
+    def weights(self) -> Weights:
+        return dataclasses.replace(Weights(), **{k: float(w) for k, w in self.reward_weights.items()})
+
 
 @dataclass(frozen=True)
 class H1WalkTrainConfig(TrainConfig):
@@ -53,3 +57,17 @@ class H1WalkTrainConfig(TrainConfig):
         check_range_pair("velocity.added_mass_kg", v.added_mass_kg, -20.0, 20.0)
         check_range_pair("velocity.motor_strength", v.motor_strength, 0.1, 3.0)
         check_weights("velocity.reward_weights", v.reward_weights, Weights)
+
+
+# The nominal robot (no randomization, observation noise or curriculum): what evaluation runs.
+NOMINAL = {
+    "velocity.friction": [1.0, 1.0], "velocity.added_mass_kg": [0.0, 0.0], "velocity.com_offset_m": 0.0,
+    "velocity.motor_strength": [1.0, 1.0], "velocity.obs_noise": 0.0, "velocity.curriculum_start": 1.0,
+}  # fmt: skip
+
+
+def nominal_config(overrides: dict | None = None) -> H1WalkTrainConfig:
+    """The ``h1_walk`` preset on the nominal robot, with ``overrides`` (dotted keys, as ``--set``)."""
+    cfg = load_train_config("h1_walk", {**NOMINAL, **(overrides or {})})
+    assert isinstance(cfg, H1WalkTrainConfig)
+    return cfg

@@ -12,7 +12,6 @@ and ``state_dict`` holds everything a step reads, so a run resumes exactly. In d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,9 +22,10 @@ from parkour_core.math3d import projected_gravity, rotate_inverse
 from parkour_core.obs import ObsInput, ObsTerm, build_observation, observation_size
 from parkour_core.robots import H1, RobotSpec
 from training.envs import supervision
-from training.envs.physics import make_physics
+from training.envs.physics import make_physics, warp_device
 from training.motion_matching import quat
 from training.tasks.h1_walk import rewards
+from training.tasks.h1_walk.config import H1WalkTrainConfig
 
 F = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -53,46 +53,6 @@ FOOT_SITES = ("left_foot", "right_foot")  # each H1 model's sole sites (parkour_
 POSE_WEIGHTS = {"torso": 2.0, "shoulder": 1.0, "elbow": 1.0}
 
 
-@dataclass(frozen=True)
-class H1WalkConfig:
-    """Defaults are the nominal robot (no randomization, noise or curriculum): what evaluation runs."""
-
-    num_envs: int = 64
-    robot_model: str = ""  # parkour_sim.models: "" is the H1's default (Unitree's MJCF)
-    backend: str = "mujoco_cpu"  # training.envs.physics: mujoco_cpu or mujoco_warp
-    device: str = "cpu"  # mujoco_warp's device
-    physics_dt_s: float = 0.005
-    control_hz: float = 50.0
-    nthread: int = 2
-    seed: int = 0
-    episode_s: float = 20.0
-    gait_period_s: float = 0.8  # unitree_rl_gym's H1 and G1 gait period
-    vx: Range = (-0.5, 1.0)
-    vy: Range = (-0.3, 0.3)
-    yaw_rate: Range = (-0.5, 0.5)
-    zero_fraction: float = 0.1
-    resample_s: float = 5.0
-    fall_height_m: float = 0.6
-    fall_tilt_rad: float = 0.8
-    joint_noise_rad: float = 0.05
-    push_interval_s: float = 5.0
-    push_vel_mps: float = 0.5
-    curriculum_start: float = 1.0  # the command ranges times this at first (1: the whole ranges)
-    curriculum_step: float = 0.1
-    curriculum_threshold: float = 0.8  # mean lin_vel term (0..1) over an iteration that widens them
-    friction: Range = (1.0, 1.0)
-    added_mass_kg: Range = (0.0, 0.0)  # on the pelvis
-    com_offset_m: float = 0.0  # +- on the torso's centre of mass, each axis
-    motor_strength: Range = (1.0, 1.0)  # kp and kd times this, per episode
-    obs_noise: float = 0.0  # times OBS_NOISE
-    only_positive_rewards: bool = True
-    weights: rewards.Weights = field(default_factory=rewards.Weights)
-
-    @property
-    def decimation(self) -> int:
-        return round(1.0 / (self.control_hz * self.physics_dt_s))
-
-
 class H1WalkEnv:
     """``step(actions) -> obs, reward, done, info``; obs groups ``policy``, ``critic``.
 
@@ -114,17 +74,22 @@ class H1WalkEnv:
       motor strength (kp and kd scaled together). Pushes: a base velocity kick every ``push_interval_s``.
     """
 
-    def __init__(self, cfg: H1WalkConfig, robot: RobotSpec = H1) -> None:
-        self.cfg = cfg
+    def __init__(self, config: H1WalkTrainConfig, nthread: int = 2, robot: RobotSpec = H1) -> None:
+        """``config``: the task's (``env`` sizes and steps the batch, ``velocity`` is the MDP's, ``run.seed``
+        seeds it); ``nthread``: the CPU backend's threads."""
+        e = config.env
+        self.config = config
+        self.velocity = cfg = config.velocity
+        self.weights = cfg.weights()
         self.robot = robot
-        self.num_envs = cfg.num_envs
+        self.num_envs = e.num_envs
         self.num_actions = robot.num_joints
-        self.dt_s = 1.0 / cfg.control_hz
-        self.max_episode_length = round(cfg.episode_s / self.dt_s)
+        self.dt_s = 1.0 / e.control_hz
+        self.max_episode_length = round(e.episode_length_s / self.dt_s)
         self.kp, self.kd = robot.kp_stand.copy(), robot.kd_stand.copy()
         self.sim = make_physics(
-            cfg.backend, cfg.num_envs, robot, cfg.device, physics_dt_s=cfg.physics_dt_s, decimation=cfg.decimation,
-            kp=self.kp, kd=self.kd, max_boxes=1, nthread=cfg.nthread, robot_model=cfg.robot_model,
+            e.backend, e.num_envs, robot, warp_device(config.run.device), physics_dt_s=e.physics_dt_s,
+            decimation=e.decimation, kp=self.kp, kd=self.kd, max_boxes=1, nthread=nthread, robot_model=e.robot_model,
         )  # fmt: skip
         model = self.sim.base_model
         self.foot_sites = np.array([model.site(s).id for s in FOOT_SITES])
@@ -155,7 +120,7 @@ class H1WalkEnv:
         self.pose_weights = np.array([next((w for part, w in POSE_WEIGHTS.items() if part in n), 0.0) for n in names])
         self.standing_height_m = robot.standing_base_height_m
         self.swing_s = cfg.gait_period_s * float(np.arccos(rewards.SWING_COS)) / np.pi
-        self.rng = np.random.default_rng(cfg.seed)
+        self.rng = np.random.default_rng(config.run.seed)
         n, a = self.num_envs, self.num_actions
         self.level = float(cfg.curriculum_start)
         self.command = np.zeros((n, 3))
@@ -193,16 +158,16 @@ class H1WalkEnv:
 
     def command_ranges(self) -> tuple[Range, Range, Range]:
         """The (vx, vy, yaw rate) ranges at the current curriculum level."""
-        c, s = self.cfg, self.level
+        c, s = self.velocity, self.level
         return (c.vx[0] * s, c.vx[1] * s), (c.vy[0] * s, c.vy[1] * s), (c.yaw_rate[0] * s, c.yaw_rate[1] * s)
 
     def update_curriculum(self, lin_vel_tracking: float) -> None:
         """legged_gym's command curriculum: wider ranges once the planar velocity is tracked well."""
-        if lin_vel_tracking > self.cfg.curriculum_threshold:
-            self.level = min(1.0, self.level + self.cfg.curriculum_step)
+        if lin_vel_tracking > self.velocity.curriculum_threshold:
+            self.level = min(1.0, self.level + self.velocity.curriculum_step)
 
     def reset(self, ids: Ints) -> None:
-        c, rng = self.cfg, self.rng
+        c, rng = self.velocity, self.rng
         self._draw_physics(ids)
         for i in ids:
             q = self.default_q + rng.uniform(-c.joint_noise_rad, c.joint_noise_rad, self.num_actions)
@@ -222,7 +187,7 @@ class H1WalkEnv:
         self.resample(ids)
 
     def _draw_physics(self, ids: Ints) -> None:
-        c, rng, k = self.cfg, self.rng, len(ids)
+        c, rng, k = self.velocity, self.rng, len(ids)
         p = self.physics
         p["friction"][ids] = rng.uniform(*c.friction, k)
         p["added_mass_kg"][ids] = rng.uniform(*c.added_mass_kg, k)
@@ -240,7 +205,7 @@ class H1WalkEnv:
         s.set_model(i, "actuator_biasprm", (a, slice(1, 3)), nom["biasprm"] * p["motor_strength"][i])
 
     def resample(self, ids: Ints) -> None:
-        c, rng, k = self.cfg, self.rng, len(ids)
+        c, rng, k = self.velocity, self.rng, len(ids)
         vx, vy, yaw = self.command_ranges()
         cmd = np.stack([rng.uniform(*vx, k), rng.uniform(*vy, k), rng.uniform(*yaw, k)], axis=-1)
         cmd[rng.random(k) < c.zero_fraction] = 0.0
@@ -297,7 +262,7 @@ class H1WalkEnv:
         return {"policy": policy, "critic": np.concatenate([policy, extra], axis=-1)}
 
     def _noisy(self, obs: dict[str, NDArray[np.float32]]) -> dict[str, NDArray[np.float32]]:
-        if not self.cfg.obs_noise:
+        if not self.velocity.obs_noise:
             return obs
         noise = self.rng.uniform(-1.0, 1.0, obs["policy"].shape).astype(np.float32) * self.noise_scale
         return {**obs, "policy": obs["policy"] + noise}
@@ -305,7 +270,7 @@ class H1WalkEnv:
     # -- stepping ----------------------------------------------------------------------------
 
     def _push(self) -> None:
-        c = self.cfg
+        c = self.velocity
         self.push_age_s += self.dt_s
         due = np.flatnonzero(self.push_age_s >= c.push_interval_s)
         for i in due:
@@ -323,7 +288,7 @@ class H1WalkEnv:
         )  # fmt: skip
 
     def step(self, actions: F) -> tuple[dict[str, NDArray[np.float32]], F, NDArray[np.bool_], dict]:
-        c = self.cfg
+        c = self.velocity
         actions = np.clip(actions, -ACTION_CLIP, ACTION_CLIP)
         self.prev_action, self.last_action = self.last_action, actions.copy()
         self._push()
@@ -339,7 +304,7 @@ class H1WalkEnv:
         self.air_time_s += self.dt_s
         # The command and phase the action was chosen on.
         terms = rewards.terms(st, self.context(first_contact))
-        reward = rewards.total(terms, c.weights, c.only_positive_rewards) * self.dt_s
+        reward = rewards.total(terms, self.weights, c.only_positive_rewards) * self.dt_s
         self.air_time_s *= ~down
         self.last_contact = st.foot_contact.copy()
         tilt = np.arccos(np.clip(-st.gravity[:, 2], -1.0, 1.0))

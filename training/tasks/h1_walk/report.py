@@ -60,17 +60,20 @@ def in_training_env(bundle_dir: Path, seed: int = 0, physics_dt_s: float | None 
     from parkour_core.bundle import load_bundle
     from parkour_core.runner import PolicyRunner, RobotState
     from training.motion_matching import quat
-    from training.tasks.h1_walk.env import H1WalkConfig, H1WalkEnv
+    from training.tasks.h1_walk.config import nominal_config
+    from training.tasks.h1_walk.env import H1WalkEnv
     from training.tasks.h1_walk.rewards import swinging
 
     bundle = load_bundle(bundle_dir)
     m = bundle.manifest
     vx, vy, yaw_rate = EVAL_COMMAND
-    cfg = H1WalkConfig(
-        num_envs=ROBOTS, seed=seed, gait_period_s=float(m.gait_period_s or 0.8), push_interval_s=1e9,
-        vx=(vx, vx), vy=(vy, vy), yaw_rate=(yaw_rate, yaw_rate), zero_fraction=0.0, episode_s=EVAL_S + 1.0,
-        physics_dt_s=physics_dt_s or float(m.provenance.get("physics_dt_s", 0.005)),
-    )  # fmt: skip
+    cfg = nominal_config({
+        "env.num_envs": ROBOTS, "run.seed": seed, "env.episode_length_s": EVAL_S + 1.0,
+        "env.physics_dt_s": physics_dt_s or float(m.provenance.get("physics_dt_s", 0.005)),
+        "velocity.gait_period_s": float(m.gait_period_s or 0.8), "velocity.push_interval_s": 1e9,
+        "velocity.vx": [vx, vx], "velocity.vy": [vy, vy], "velocity.yaw_rate": [yaw_rate, yaw_rate],
+        "velocity.zero_fraction": 0.0,
+    })  # fmt: skip
     env = H1WalkEnv(cfg)
     runners = [PolicyRunner(bundle) for _ in range(ROBOTS)]
     fell = np.zeros(ROBOTS, dtype=bool)

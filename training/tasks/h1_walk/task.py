@@ -24,38 +24,18 @@ from rsl_rl.models import MLPModel
 
 from parkour_core.paths import repo_root
 from training.configs.schema import TrainConfig
-from training.envs.physics import Physics, warp_device
+from training.envs.physics import Physics
 from training.rl.runner import Runner
 from training.rl.task_cfg import ppo_mlp_cfg
 from training.tasks.h1_walk.bundle import export_bundle, load_actor_from_bundle
-from training.tasks.h1_walk.env import H1WalkConfig, H1WalkEnv
-from training.tasks.h1_walk.rewards import Weights
+from training.tasks.h1_walk.config import H1WalkTrainConfig
+from training.tasks.h1_walk.env import H1WalkEnv
 
 BUNDLE_DIR = "bundle"
 # Samples the observation normalizer of a bundle-initialised actor counts as seen: it adapts to the new run's
 # observations over a few million env-steps instead of being replaced by the first batch's.
 BUNDLE_NORMALIZER_COUNT = 1_000_000
 REPO = repo_root()
-
-
-def env_config(cfg: TrainConfig) -> H1WalkConfig:
-    e, v = cfg.env, cfg.velocity
-    return H1WalkConfig(
-        num_envs=e.num_envs, robot_model=e.robot_model, backend=e.backend, device=warp_device(cfg.run.device),
-        physics_dt_s=e.physics_dt_s, control_hz=e.control_hz, seed=cfg.run.seed,
-        episode_s=e.episode_length_s, gait_period_s=v.gait_period_s, vx=_pair(v.vx), vy=_pair(v.vy),
-        yaw_rate=_pair(v.yaw_rate), zero_fraction=v.zero_fraction, resample_s=v.resample_s,
-        fall_height_m=v.fall_height_m, fall_tilt_rad=v.fall_tilt_rad, joint_noise_rad=v.joint_noise_rad,
-        push_interval_s=v.push_interval_s, push_vel_mps=v.push_vel_mps, curriculum_start=v.curriculum_start,
-        curriculum_step=v.curriculum_step, curriculum_threshold=v.curriculum_threshold, friction=_pair(v.friction),
-        added_mass_kg=_pair(v.added_mass_kg), com_offset_m=v.com_offset_m, motor_strength=_pair(v.motor_strength),
-        obs_noise=v.obs_noise, only_positive_rewards=v.only_positive_rewards,
-        weights=dataclasses.replace(Weights(), **{k: float(w) for k, w in v.reward_weights.items()}),
-    )  # fmt: skip
-
-
-def _pair(values: list) -> tuple[float, float]:
-    return float(values[0]), float(values[1])
 
 
 class H1WalkTask:
@@ -65,12 +45,14 @@ class H1WalkTask:
     figures = ("episode_return", "episode_length_s", "speed_error_mps", "fell_fraction")
 
     def __init__(self, cfg: TrainConfig, num_envs: int | None = None) -> None:
+        if not isinstance(cfg, H1WalkTrainConfig):
+            raise TypeError(f"h1_walk trains from its own config, got {type(cfg).__name__}")
         if cfg.env.robot != "h1":
             raise ValueError(f"h1_walk trains the H1: env.robot must be 'h1', got {cfg.env.robot!r}")
         if num_envs is not None:
             cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=num_envs))
         self.cfg = cfg
-        self.env = H1WalkEnv(env_config(cfg))
+        self.env = H1WalkEnv(cfg)
         self.num_envs, self.num_actions, self.dt_s = self.env.num_envs, self.env.num_actions, self.env.dt_s
         self.max_episode_length = self.env.max_episode_length
         self._obs = self.env.last_obs

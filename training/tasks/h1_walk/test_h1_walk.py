@@ -10,12 +10,15 @@ import pytest
 
 from parkour_core.gait import GaitClock
 from training.tasks.h1_walk import rewards
-from training.tasks.h1_walk.env import POLICY_TERMS, H1WalkConfig, H1WalkEnv
+from training.tasks.h1_walk.config import H1WalkTrainConfig, nominal_config
+from training.tasks.h1_walk.env import POLICY_TERMS, H1WalkEnv
+
+STILL = {"velocity.push_interval_s": 1e9, "velocity.resample_s": 1e9}  # no pushes, one command an episode
 
 
 @pytest.fixture(scope="module")
 def env():
-    e = H1WalkEnv(H1WalkConfig(num_envs=3, nthread=1, push_interval_s=1e9, resample_s=1e9))
+    e = H1WalkEnv(nominal_config({"env.num_envs": 3, **STILL}), nthread=1)
     yield e
     e.close()
 
@@ -26,7 +29,7 @@ def test_the_gait_clock_of_every_environment_is_the_runtimes(env):
     env.reset(np.arange(env.num_envs))
     env.command[:] = [0.5, 0.0, 0.0]
     env.gait.advance(env.command)  # as at construction: the first observation's phase
-    clock = GaitClock(env.cfg.gait_period_s, env.dt_s)
+    clock = GaitClock(env.velocity.gait_period_s, env.dt_s)
     clock.advance(np.array([0.5, 0.0, 0.0]))
     commands = [np.array([0.5, 0.0, 0.0])] * 7 + [np.zeros(3)] * 3 + [np.array([0.0, 0.0, 0.3])] * 5
     for command in commands:
@@ -147,7 +150,7 @@ def test_the_weights_name_every_term_and_a_step_is_worth_at_least_nothing():
 
 def test_contact_is_mujocos_and_a_body_on_the_floor_ends_the_episode():
     """Robot 0 stands (both soles on the floor), robot 1 stands on its left foot, robot 2 lies on its back."""
-    env = H1WalkEnv(H1WalkConfig(num_envs=3, nthread=1, push_interval_s=1e9, resample_s=1e9))
+    env = H1WalkEnv(nominal_config({"env.num_envs": 3, **STILL}), nthread=1)
     try:
         zero, z = np.zeros(3), env.standing_height_m - 0.01  # soles 4 mm into the floor
         q = env.default_q.copy()
@@ -169,7 +172,7 @@ def test_contact_is_mujocos_and_a_body_on_the_floor_ends_the_episode():
 
 
 def test_the_command_ranges_grow_with_tracking():
-    env = H1WalkEnv(H1WalkConfig(num_envs=8, nthread=1, curriculum_start=0.5, vx=(-0.5, 1.0), yaw_rate=(-1.0, 1.0)))
+    env = H1WalkEnv(nominal_config({"env.num_envs": 8, "velocity.curriculum_start": 0.5}), nthread=1)
     try:
         assert env.command_ranges()[0] == (-0.25, 0.5) and np.all(np.abs(env.command[:, 0]) <= 0.5)
         env.update_curriculum(0.5)
@@ -182,7 +185,7 @@ def test_the_command_ranges_grow_with_tracking():
 
 
 def test_the_policy_sees_noise_and_the_critic_the_clean_state():
-    env = H1WalkEnv(H1WalkConfig(num_envs=2, nthread=1, obs_noise=1.0))
+    env = H1WalkEnv(nominal_config({"env.num_envs": 2, "velocity.obs_noise": 1.0}), nthread=1)
     try:
         obs, _, _, _ = env.step(np.zeros((2, env.num_actions)))
         clean = env.observe()
@@ -270,10 +273,11 @@ def test_an_h1_task_on_the_g1_is_refused_and_a_g1_task_on_the_h1():
 
 def test_reward_weights_are_set_by_name_and_a_misspelt_one_is_refused():
     from training.configs.schema import ConfigError, load_train_config
-    from training.tasks.h1_walk.task import env_config
 
     cfg = load_train_config("h1_walk_tiny", {"velocity.reward_weights.feet_phase": 3})
-    assert env_config(cfg).weights.feet_phase == 3.0 and env_config(cfg).weights.lin_vel == rewards.Weights().lin_vel
+    assert isinstance(cfg, H1WalkTrainConfig)
+    weights = cfg.velocity.weights()
+    assert weights.feet_phase == 3.0 and weights.lin_vel == rewards.Weights().lin_vel
     with pytest.raises(ConfigError, match="feet_phaze"):
         load_train_config("h1_walk_tiny", {"velocity.reward_weights": {"feet_phaze": 1.0}})
 
