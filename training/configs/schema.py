@@ -19,19 +19,13 @@ from parkour_core.config import ConfigError, describe, parse, yaml_error_line
 from training import registry
 from training.algorithms.hybrid import DAGGER_COEF, HybridConfig
 from training.algorithms.schedules import DAGGER_FLOOR, ORIGINAL_TERMINATION_M, RELAXED_TERMINATION_M
+from training.configs.fields import param
+from training.envs.rewards import RewardConfig
 
 __all__ = [
     "ConfigError", "TrainConfig", "check_depth_student", "check_range_pair", "check_weights", "check_widths",
     "describe_train_config", "is_number", "load_train_config", "param", "shipped",
 ]  # fmt: skip
-
-
-def param(default: Any, lo: float | None = None, hi: float | None = None, choices: tuple = (), doc: str = "") -> Any:
-    """A field with the metadata ``parkour_core.config.parse`` checks (range, choices) and a doc line."""
-    meta = {"lo": lo, "hi": hi, "choices": choices, "doc": doc}
-    if isinstance(default, list | dict):
-        return field(default_factory=lambda: default.copy(), metadata=meta)
-    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -69,28 +63,6 @@ class EnvConfig:
 
 
 @dataclass(frozen=True)
-class RewardConfig:
-    """PHP's DeepMimic terms ``exp(-err / sigma^2)`` and regularizers (field names as training.envs.rewards)."""
-
-    sigma_body_pos: float = param(0.3, 1e-3, 10.0, doc="m")
-    sigma_body_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
-    sigma_body_lin_vel: float = param(1.0, 1e-3, 100.0, doc="m/s")
-    sigma_body_ang_vel: float = param(3.14, 1e-3, 100.0, doc="rad/s")
-    sigma_anchor_pos: float = param(0.3, 1e-3, 10.0, doc="m")
-    sigma_anchor_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
-    weight_body_pos: float = param(1.0, 0.0, 100.0)
-    weight_body_ori: float = param(1.0, 0.0, 100.0)
-    weight_body_lin_vel: float = param(1.0, 0.0, 100.0)
-    weight_body_ang_vel: float = param(1.0, 0.0, 100.0)
-    weight_anchor_pos: float = param(1.0, 0.0, 100.0)
-    weight_anchor_ori: float = param(1.0, 0.0, 100.0)
-    weight_action_rate: float = param(-0.1, -100.0, 0.0, doc="penalty: <= 0")
-    weight_joint_limit: float = param(-10.0, -1000.0, 0.0, doc="penalty: <= 0")
-    weight_self_contact: float = param(-0.5, -100.0, 0.0, doc="penalty: <= 0 (undesired contacts)")
-    soft_limit_factor: float = param(0.9, 0.1, 1.0, doc="joint-limit penalty starts at this fraction of the range")
-
-
-@dataclass(frozen=True)
 class TerminationConfig:
     tracking_error_m: float = param(
         ORIGINAL_TERMINATION_M, 0.05, 5.0, doc="teacher: tracked-body / anchor position error that ends an episode"
@@ -102,7 +74,7 @@ class TerminationConfig:
 
 
 @dataclass(frozen=True)
-class RandomizationConfig:
+class RandomizationSection:
     """Domain randomization (PHP released code's ranges); ranges are [lo, hi]."""
 
     enabled: bool = param(True)
@@ -232,7 +204,7 @@ class TrainConfig:
     env: EnvConfig = field(default_factory=EnvConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     termination: TerminationConfig = field(default_factory=TerminationConfig)
-    randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
+    randomization: RandomizationSection = field(default_factory=RandomizationSection)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)

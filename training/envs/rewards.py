@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from training.configs.fields import param
 from training.motion_matching import quat
 
 F = NDArray[np.float64]
@@ -31,24 +32,25 @@ TERMINATION_M = 0.5
 
 @dataclass(frozen=True)
 class RewardConfig:
-    """Sigmas of the tracking kernels and the weight of every term (PHP's values)."""
+    """PHP's DeepMimic terms ``exp(-err / sigma^2)`` and regularizers: the sigma of every tracking kernel and
+    the weight of every term (PHP's values); a training config's ``reward`` section."""
 
-    sigma_body_pos: float = 0.3
-    sigma_body_ori: float = 0.4
-    sigma_body_lin_vel: float = 1.0
-    sigma_body_ang_vel: float = 3.14
-    sigma_anchor_pos: float = 0.3
-    sigma_anchor_ori: float = 0.4
-    weight_body_pos: float = 1.0
-    weight_body_ori: float = 1.0
-    weight_body_lin_vel: float = 1.0
-    weight_body_ang_vel: float = 1.0
-    weight_anchor_pos: float = 1.0
-    weight_anchor_ori: float = 1.0
-    weight_action_rate: float = -0.1
-    weight_joint_limit: float = -10.0
-    weight_self_contact: float = -0.5
-    soft_limit_factor: float = 0.9
+    sigma_body_pos: float = param(0.3, 1e-3, 10.0, doc="m")
+    sigma_body_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
+    sigma_body_lin_vel: float = param(1.0, 1e-3, 100.0, doc="m/s")
+    sigma_body_ang_vel: float = param(3.14, 1e-3, 100.0, doc="rad/s")
+    sigma_anchor_pos: float = param(0.3, 1e-3, 10.0, doc="m")
+    sigma_anchor_ori: float = param(0.4, 1e-3, 10.0, doc="rad")
+    weight_body_pos: float = param(1.0, 0.0, 100.0)
+    weight_body_ori: float = param(1.0, 0.0, 100.0)
+    weight_body_lin_vel: float = param(1.0, 0.0, 100.0)
+    weight_body_ang_vel: float = param(1.0, 0.0, 100.0)
+    weight_anchor_pos: float = param(1.0, 0.0, 100.0)
+    weight_anchor_ori: float = param(1.0, 0.0, 100.0)
+    weight_action_rate: float = param(-0.1, -100.0, 0.0, doc="penalty: <= 0")
+    weight_joint_limit: float = param(-10.0, -1000.0, 0.0, doc="penalty: <= 0")
+    weight_self_contact: float = param(-0.5, -100.0, 0.0, doc="penalty: <= 0 (undesired contacts)")
+    soft_limit_factor: float = param(0.9, 0.1, 1.0, doc="joint-limit penalty starts at this fraction of the range")
 
     def sigma(self, term: str) -> float:
         return float(getattr(self, f"sigma_{term}"))

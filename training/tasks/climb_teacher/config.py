@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.configs.schema import ConfigError, TrainConfig, check_range_pair, check_weights, is_number, param
+from training.configs.fields import param
+from training.configs.schema import ConfigError, TrainConfig, check_range_pair, check_weights, is_number
 from training.tasks.climb_teacher.rewards import Weights
 
 

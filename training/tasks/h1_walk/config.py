@@ -6,7 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from training.configs.schema import TrainConfig, check_range_pair, check_weights, load_train_config, param
+from training.configs.fields import param
+from training.configs.schema import TrainConfig, check_range_pair, check_weights, load_train_config
 from training.tasks.h1_walk.rewards import Weights
 
 

@@ -26,9 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from training.algorithms.sampling import AdaptiveStartSampler, SkillSampler
-from training.configs.schema import RandomizationConfig as RandomizationSchema
-from training.configs.schema import TrainConfig
-from training.envs import rewards
+from training.configs.schema import RandomizationSection, TrainConfig
 from training.envs.physics import warp_device
 from training.envs.randomization import NOMINAL
 from training.envs.randomization import RandomizationConfig as EnvRandomization
@@ -74,7 +72,7 @@ def toy_references(mm_dir: Path, seconds: float) -> list[SkillReference]:
     return out
 
 
-def env_randomization(r: RandomizationSchema) -> EnvRandomization:
+def env_randomization(r: RandomizationSection) -> EnvRandomization:
     """The schema's domain randomization in the CPU env's terms (friction, restitution, CoM, pushes).
 
     The CPU env pushes with forces on the torso (its own magnitudes); the schema's velocity kicks,
@@ -93,14 +91,13 @@ def env_randomization(r: RandomizationSchema) -> EnvRandomization:
 
 def tracking_config(cfg: TrainConfig, seed: int, termination_m: float | None = None) -> TrackingConfig:
     """The tracking env's settings from a TrainConfig (reward and termination included)."""
-    reward_fields = {f.name for f in dataclasses.fields(rewards.RewardConfig)}
     return TrackingConfig(
         num_envs=cfg.env.num_envs,
         physics_dt_s=cfg.env.physics_dt_s,
         decimation=cfg.env.decimation,
         termination_m=cfg.termination.tracking_error_m if termination_m is None else termination_m,
         randomization=env_randomization(cfg.randomization),
-        rewards=rewards.RewardConfig(**{k: getattr(cfg.reward, k) for k in reward_fields}),
+        rewards=cfg.reward,
         seed=seed,
         backend=cfg.env.backend,
         device=warp_device(cfg.run.device),

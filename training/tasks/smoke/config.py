@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from training import registry
-from training.configs.schema import ConfigError, TrainConfig, load_train_config, param
+from training.configs.fields import param
+from training.configs.schema import ConfigError, TrainConfig, load_train_config
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from training.configs.schema import ConfigError, TrainConfig, check_depth_student, check_range_pair, param
+from training.configs.fields import param
+from training.configs.schema import ConfigError, TrainConfig, check_depth_student, check_range_pair
 
 
 @dataclass(frozen=True)
