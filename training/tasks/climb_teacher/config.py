@@ -12,7 +12,7 @@ from training.tasks.climb_teacher.rewards import Weights
 @dataclass(frozen=True)
 class ClimbSection:
     """climb_teacher: the box courses, their curriculum and the residual on the walking policy
-    (training.tasks.climb_teacher.env.ClimbConfig; rewards in its rewards.py)."""
+    (rewards in its rewards.py)."""
 
     boxes: int = param(2, 1, 8, doc="boxes per course")
     flat_fraction: float = param(0.1, 0.0, 1.0, doc="episodes on flat ground (the pace without boxes)")

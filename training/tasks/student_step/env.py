@@ -16,7 +16,7 @@ along the course: :meth:`StepEnv.step_course`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,29 +25,15 @@ from parkour_core.bundle import Manifest
 from training.envs import supervision
 from training.envs.reference import Terrain
 from training.motion_matching import quat
+from training.tasks.student_step.config import CourseSection
 from training.tasks.student_walk.env import TerrainConfig, WalkConfig, WalkEnv, platform_course
 
 F = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
 
-@dataclass(frozen=True)
-class CourseConfig:
-    walk_fraction: float = 0.2
-    platforms: int = 3
-    min_height_m: float = 0.04
-    max_height_m: float = 0.22
-    speed_mps: tuple[float, float] = (0.5, 1.0)
-    layout: TerrainConfig = field(default_factory=lambda: TerrainConfig(first_m=(0.75, 2.0), spacing_m=(2.0, 3.0)))
-    # On a course, track the command along the course (+x in the world) and end the episode when the
-    # base leaves the lane; False: track it in the robot's own heading frame (which pays PPO for turning
-    # away from the platforms and walking on beside them).
-    progress_reward: bool = True
-    lane_half_width_m: float = 1.5
-    # As on the robot under the supervisor: the motors get targets clamped ``joint_margin_rad`` inside the
-    # joint limits, and an episode ends, as a fall, at targets past a limit by more than
-    # ``target_limit_tolerance_rad`` (there the supervisor takes the robot from the policy).
-    supervisor_limits: bool = False
+# Where a course's platforms stand: the first near face 0.75-2 m ahead, then 2-3 m apart.
+COURSE_LAYOUT = TerrainConfig(first_m=(0.75, 2.0), spacing_m=(2.0, 3.0))
 
 
 @dataclass(frozen=True)
@@ -66,10 +52,10 @@ class StepEnv(WalkEnv):
         self,
         cfg: WalkConfig,
         manifest: Manifest,
-        course: CourseConfig = CourseConfig(),
+        course: CourseSection | None = None,
         reward: StepReward = StepReward(),
     ) -> None:
-        self.course = course
+        self.course = course = course or CourseSection()
         self.reward_cfg = reward
         self.height_cap_m = course.max_height_m
         n = cfg.num_envs
@@ -109,7 +95,7 @@ class StepEnv(WalkEnv):
         for i in ids[~walk]:
             heights = rng.uniform(c.min_height_m, max(c.min_height_m, self.height_cap_m), c.platforms)
             self.heights[i] = heights
-            self.tracking.sim.set_terrain(int(i), platform_course(rng, c.layout, heights))
+            self.tracking.sim.set_terrain(int(i), platform_course(rng, COURSE_LAYOUT, heights))
             self.walk_command[i] = (rng.uniform(*c.speed_mps), 0.0, 0.0)
             self.command_age_s[i] = -np.inf  # held for the episode
 

@@ -34,7 +34,7 @@ from training.rl.models import DEPTH_GROUP, TEACHER_GROUP, DepthRecurrentModel
 from training.rl.runner import Runner
 from training.rl.task_cfg import hybrid_student_cfg
 from training.tasks.climb_teacher.policy import ClimbTeacherLabels
-from training.tasks.student_step.env import CourseConfig, StepEnv
+from training.tasks.student_step.env import StepEnv
 from training.tasks.student_step.teacher import StepTeacher
 from training.tasks.student_walk.bundle import (
     export_walking_student,
@@ -66,15 +66,6 @@ def step_up_rate(rows: list[dict[str, Any]]) -> float:
     return cleared / (cleared + fell) if cleared + fell else 0.0
 
 
-def course_config(cfg: TrainConfig) -> CourseConfig:
-    c = cfg.course
-    return CourseConfig(
-        walk_fraction=c.walk_fraction, min_height_m=c.min_height_m, max_height_m=c.max_height_m,
-        progress_reward=c.progress_reward, lane_half_width_m=c.lane_half_width_m,
-        supervisor_limits=c.supervisor_limits, platforms=c.platforms, speed_mps=(c.speed_mps[0], c.speed_mps[1]),
-    )  # fmt: skip
-
-
 class StepTask:
     """A :class:`~training.rl.env.TaskEnv` over StepEnv + StepTeacher, and the runner's hooks.
 
@@ -100,7 +91,7 @@ class StepTask:
         self.manifest = walk_student_manifest(
             "student_step", cfg.policy.rnn_hidden, cfg.policy.depth_latent, walker, cfg.env.control_hz
         )
-        self.course = course_config(cfg)
+        self.course = cfg.course
         self.env = StepEnv(walk_config(cfg, n), self.manifest, self.course)
         self.teacher: StepTeacher | ClimbTeacherLabels
         if cfg.distill.teacher_checkpoints:

@@ -25,7 +25,8 @@ from parkour_core.provenance import provenance
 from parkour_core.stats import write_json
 from training.envs.randomization import NOMINAL, RandomizationConfig
 from training.envs.student import CameraConfig
-from training.tasks.student_step.env import CourseConfig, StepEnv
+from training.tasks.student_step.config import CourseSection
+from training.tasks.student_step.env import StepEnv
 from training.tasks.student_step.teacher import StepTeacher
 from training.tasks.student_walk.env import WalkConfig, walk_student_manifest
 from training.tasks.student_walk.teacher import WalkTeacher
@@ -42,7 +43,7 @@ def measure(
     supervisor_limits: bool = False,
 ) -> dict:
     manifest = walk_student_manifest("teacher_speed", 16, 16, WalkTeacher(1).manifest)
-    course = CourseConfig(walk_fraction=0.0, speed_mps=(speed_mps, speed_mps), min_height_m=height_m,
+    course = CourseSection(walk_fraction=0.0, speed_mps=[speed_mps, speed_mps], min_height_m=height_m,
                           max_height_m=height_m, supervisor_limits=supervisor_limits)  # fmt: skip
     randomization = RandomizationConfig() if randomized else NOMINAL
     walk = WalkConfig(

@@ -7,8 +7,9 @@ from parkour_core.runner import PolicyRunner, RobotState
 from training.configs.schema import ConfigError, load_train_config
 from training.envs.student import CameraConfig
 from training.rl.train import train
-from training.tasks.student_step.env import CourseConfig, StepEnv
-from training.tasks.student_step.task import HEIGHT_BIN_NAMES_CM, by_height, course_config, step_up_rate
+from training.tasks.student_step.config import CourseSection
+from training.tasks.student_step.env import StepEnv
+from training.tasks.student_step.task import HEIGHT_BIN_NAMES_CM, by_height, step_up_rate
 from training.tasks.student_step.teacher import ReflexConfig, StepTeacher, lift_angles
 from training.tasks.student_walk.bundle import CHECKPOINT, load_checkpoint, save_checkpoint
 from training.tasks.student_walk.env import WalkConfig, walk_student_manifest
@@ -62,7 +63,7 @@ def _course_env(num_envs: int, **course) -> StepEnv:
     """A small StepEnv whose episodes are all courses."""
     manifest = walk_student_manifest("t", 16, 16, WalkTeacher(1).manifest)
     return StepEnv(WalkConfig(num_envs=num_envs, seed=0, camera=CameraConfig(width=12, height=8)), manifest,
-                   CourseConfig(walk_fraction=0.0, **course))  # fmt: skip
+                   CourseSection(walk_fraction=0.0, **course))  # fmt: skip
 
 
 def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
@@ -87,9 +88,9 @@ def test_course_episodes_hold_a_straight_command_and_credit_platforms_passed():
 
 
 def test_the_course_speed_range_is_the_configs_and_a_reversed_one_is_refused():
-    assert course_config(load_train_config("student_climb")).speed_mps == CourseConfig().speed_mps
+    assert load_train_config("student_climb").course.speed_mps == CourseSection().speed_mps
     wide = load_train_config("student_climb", {"course.speed_mps": [0.3, 1.5]})
-    assert course_config(wide).speed_mps == (0.3, 1.5)
+    assert wide.course.speed_mps == [0.3, 1.5]
     with pytest.raises(ConfigError, match=r"course\.speed_mps: expected \[lo, hi\]"):
         load_train_config("student_climb", {"course.speed_mps": [1.5, 0.3]})
 
@@ -284,7 +285,7 @@ def test_a_walk_episode_after_a_course_draws_its_own_command():
         env.reset()
         assert env.on_course[0] and env.command_age_s[0] == -np.inf
         env.course_rng = np.random.default_rng(0)
-        env.course = CourseConfig(walk_fraction=1.0)  # the next episode is a walk
+        env.course = CourseSection(walk_fraction=1.0)  # the next episode is a walk
         env.reset(np.array([0]))
         assert not env.on_course[0] and env.command_age_s[0] == 0.0
     finally:
