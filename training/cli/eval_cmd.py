@@ -81,6 +81,15 @@ def add_parser(p: argparse.ArgumentParser) -> None:
         help="run only these of --heights, each cell seeded as in the whole grid (a part of a committed grid)",
     )  # fmt: skip
     p.add_argument("--courses", type=int, default=0, help="also run this many courses of 3-10 boxes")
+    p.add_argument(
+        "--course-heights", type=_floats, default=(),
+        help="also a course cell at each speed: boxes of these heights in this order (m, e.g. 0.2,0.36,0.58), "
+        "--instances x --trials trials; success: every box cleared and 1.5 m past the last",
+    )  # fmt: skip
+    p.add_argument(
+        "--course-spacing", type=_floats, default=(3.0, 5.0),
+        help="lo,hi: the course cell's near faces this far apart, drawn per gap (m; default 3,5)",
+    )  # fmt: skip
     p.add_argument("--graph", action="store_true", help="also run each cell's first instance through the DDS graph")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument(
@@ -124,7 +133,14 @@ def protocol_from_args(args: argparse.Namespace) -> Any:
         raise ValueError(f"--only-heights {missing}: not among the grid's heights {list(p.heights_m)}")
     if args.courses < 0:
         raise ValueError("--courses must be >= 0")
-    return p
+    if args.course_heights:
+        if len(args.course_heights) < 2 or any(not 0.0 < h <= 1.5 for h in args.course_heights):
+            raise ValueError(f"--course-heights {list(args.course_heights)}: two or more boxes, each in (0, 1.5] m")
+        p = replace(p, course_heights_m=tuple(args.course_heights))
+    spacing = tuple(args.course_spacing)
+    if len(spacing) != 2 or not 0.5 <= spacing[0] <= spacing[1] <= 20.0:
+        raise ValueError(f"--course-spacing {list(spacing)}: lo,hi with 0.5 <= lo <= hi <= 20 m")
+    return replace(p, course_spacing_m=spacing)
 
 
 def unique_labels(names: list[str]) -> list[str]:
@@ -166,7 +182,8 @@ def trial_seeds_sha256(trials: list[dict]) -> str:
 
 
 def compare_rows(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per bundle per cell (cells in the grid's order, bundles in the command's), headline first."""
+    """One row per bundle per cell (cells in the grid's order, then the course cells; bundles in the command's),
+    headline first."""
     keys = ("success_rate_student_alone", "success_rate_blind_finished", "blind_trials", "success_rate",
             "successes_student_alone", "successes_with_blind", "failure_modes", "trials", "mean_pace_mps")  # fmt: skip
     first = next(iter(results.values()))
@@ -176,6 +193,11 @@ def compare_rows(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             c = result["cells"][k]
             assert (c["speed_mps"], c["height_m"]) == (cell["speed_mps"], cell["height_m"])
             rows.append({"speed_mps": c["speed_mps"], "height_m": c["height_m"], "label": label,
+                         "bundle": result["bundle"], **{key: c.get(key) for key in keys}})  # fmt: skip
+    for k in range(len(first.get("course_cells") or [])):
+        for label, result in results.items():
+            c = result["course_cells"][k]
+            rows.append({"speed_mps": c["speed_mps"], "course_heights_m": c["course_heights_m"], "label": label,
                          "bundle": result["bundle"], **{key: c.get(key) for key in keys}})  # fmt: skip
     return rows
 
@@ -193,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
     - --bundles A B ... runs several bundles over the same cells, instances, trials and seeds, in one
       command (one commit, one pool of workers), and writes a comparison beside each bundle's own
       outputs, so a choice between them is made on like trials.
-    - --courses K adds K courses of 3-10 boxes (success rate and distance). --depth-ablation runs the
+    - --courses K adds K courses of 3-10 boxes (success rate and distance); --course-heights adds a course
+      cell per speed (those boxes in order, trials like a cell's). --depth-ablation runs the
       same trials with the camera seeing flat ground (no obstacles) from the same pose: how much the
       student's success owes to its depth.
 
@@ -212,7 +235,14 @@ def run(args: argparse.Namespace) -> int:
     from parkour_core.paths import config_dir, repo_root
     from parkour_core.provenance import provenance
     from parkour_core.stats import write_json
-    from training.eval.evaluate import course_jobs, grid_jobs, run_bundles_jobs, summarise_cells, summarise_courses
+    from training.eval.evaluate import (
+        course_jobs,
+        grid_jobs,
+        run_bundles_jobs,
+        summarise_cells,
+        summarise_course_cells,
+        summarise_courses,
+    )
     from training.eval.protocol import sample_instance, seed_root, trial_seed
     from training.eval.report import compare_markdown, markdown_table, plot_heatmap
     from training.progress import RunProgress
@@ -273,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers or os.cpu_count() or 1
     jobs = grid_jobs(p, args.only_heights) + course_jobs(p, args.courses, (3, 10), seed)
     cells = len(p.speeds_mps) * len(args.only_heights or p.heights_m)
+    cells += len(p.speeds_mps) if p.course_heights_m and not args.only_heights else 0
     print(f"parkour eval: {', '.join(names)}{' (depth ablation)' if args.depth_ablation else ''}: {cells} cells x "
           f"{p.instances} instances x {p.trials} trials + {args.courses} courses = {len(jobs)} trials"
           f"{f' x {len(names)} bundles' if comparing else ''} on {workers} processes, seed set {seed_set} "
@@ -302,6 +333,7 @@ def run(args: argparse.Namespace) -> int:
             "only_heights": list(args.only_heights),
             "cells": summarise_cells(p, trials, args.only_heights),
             "course": summarise_courses(trials),
+            "course_cells": summarise_course_cells(p, trials),
             "wall_s": round(wall, 1),
             "sim_s": round(sum(t["sim_s"] for t in trials), 1),
             "runtime": "in process: PolicyRunner + SupervisorCore (build_core) + SimDepthSensor + RobotSim",

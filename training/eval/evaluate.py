@@ -33,6 +33,7 @@ class Job:
     instance: int
     trial: int
     obstacles: int = 1  # > 1: a course of boxes with heights drawn from the protocol's
+    heights: tuple[float, ...] = ()  # a course cell's boxes, in order (the protocol's course_heights_m)
 
 
 _worker: dict[str, Any] = {}
@@ -60,6 +61,7 @@ def _run(args: tuple[str, Protocol, int, Job]) -> dict[str, Any]:
     instance = sample_instance(
         p, job.speed_mps, job.height_m, instance_rng, obstacles=job.obstacles,
         heights=p.heights_m if job.obstacles > 1 else None,
+        spacing_m=p.course_spacing_m if job.heights else (2.0, 4.0), ordered=job.heights,
     )  # fmt: skip
     noise_seed = trial_seed(seed, job.cell, job.instance, job.trial + 1)
     result = _runner(bundle).run(p, instance, noise_seed)
@@ -70,6 +72,7 @@ def _run(args: tuple[str, Protocol, int, Job]) -> dict[str, Any]:
         "instance": job.instance,
         "trial": job.trial,
         "obstacles": job.obstacles,
+        "course_heights_m": list(job.heights),
         "noise_seed": noise_seed,
         "start_m": round(instance.start_m, 3),
         "yaw_deg": [round(float(np.rad2deg(b.yaw_rad)), 2) for b in instance.boxes],
@@ -78,14 +81,20 @@ def _run(args: tuple[str, Protocol, int, Job]) -> dict[str, Any]:
 
 
 def grid_jobs(p: Protocol, only_heights: tuple[float, ...] = ()) -> list[Job]:
-    """Every trial of the grid; ``only_heights``: those heights' cells only, numbered (and so seeded) as
-    in the whole grid, so a part of a committed grid reruns trial for trial."""
+    """Every trial of the grid, then of the course cells (one per speed, numbered after the grid's cells);
+    ``only_heights``: those heights' cells only (no course cell), numbered (and so seeded) as in the whole
+    grid, so a part of a committed grid reruns trial for trial."""
     jobs = []
     cells = [(v, h) for v in p.speeds_mps for h in p.heights_m]
     for cell, (speed, height) in enumerate(cells):
         if only_heights and height not in only_heights:
             continue
         jobs += [Job(cell, speed, height, i, t) for i in range(p.instances) for t in range(p.trials)]
+    if p.course_heights_m and not only_heights:
+        course = tuple(p.course_heights_m)
+        for k, speed in enumerate(p.speeds_mps):
+            jobs += [Job(len(cells) + k, speed, max(course), i, t, len(course), course)
+                     for i in range(p.instances) for t in range(p.trials)]  # fmt: skip
     return jobs
 
 
@@ -157,30 +166,45 @@ def summarise_cells(p: Protocol, trials: list[dict], only_heights: tuple[float, 
             if only_heights and height not in only_heights:
                 continue
             rows = [t for t in trials if t["speed_mps"] == speed and t["height_m"] == height and t["obstacles"] == 1]
-            n = len(rows)
-            successes = sum(t["outcome"] == "success" for t in rows)
-            # The supervisor's fallback gait (BLIND) is another policy: a trial it drove any part of is
-            # not the student's alone, so success is also given counting only the student's own trials.
-            alone = [t for t in rows if t["blind_s"] == 0]
-            successes_alone = sum(t["outcome"] == "success" for t in alone)
-            # The headline first: success driving alone; then what BLIND finished (success_rate is their sum).
-            cells.append({
-                "speed_mps": speed,
-                "height_m": height,
-                "trials": n,
-                "success_rate_student_alone": successes_alone / n if n else None,
-                "success_rate_blind_finished": (successes - successes_alone) / n if n else None,
-                "blind_trials": n - len(alone),
-                "success_rate": successes / n if n else None,
-                "student_alone_trials": len(alone),
-                "successes_student_alone": successes_alone,
-                "successes_with_blind": successes - successes_alone,
-                "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
-                "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
-                # The pace kept, over the trials that did not fall (a 0 m cell: on flat ground).
-                "mean_pace_mps": _mean([t.get("pace_mps") for t in rows if t["outcome"] != "falls"]),
-            })  # fmt: skip
+            cells.append({"speed_mps": speed, "height_m": height, **_cell_summary(rows)})
     return cells
+
+
+def summarise_course_cells(p: Protocol, trials: list[dict]) -> list[dict[str, Any]]:
+    """Each speed's course cell (the protocol's ``course_heights_m`` in order): a success clears every box and
+    ends ``beyond_m`` past the last; ``cleared_per_box``: trials that got past each box."""
+    course = [float(h) for h in p.course_heights_m]
+    cells = []
+    for speed in p.speeds_mps if course else ():
+        rows = [t for t in trials if t["speed_mps"] == speed and t.get("course_heights_m") == course]
+        cleared = [sum(t["boxes_cleared"] > k for t in rows) for k in range(len(course))]
+        cells.append({"speed_mps": speed, "course_heights_m": course, **_cell_summary(rows),
+                      "cleared_per_box": cleared})  # fmt: skip
+    return cells
+
+
+def _cell_summary(rows: list[dict]) -> dict[str, Any]:
+    n = len(rows)
+    successes = sum(t["outcome"] == "success" for t in rows)
+    # The supervisor's fallback gait (BLIND) is another policy: a trial it drove any part of is
+    # not the student's alone, so success is also given counting only the student's own trials.
+    alone = [t for t in rows if t["blind_s"] == 0]
+    successes_alone = sum(t["outcome"] == "success" for t in alone)
+    # The headline first: success driving alone; then what BLIND finished (success_rate is their sum).
+    return {
+        "trials": n,
+        "success_rate_student_alone": successes_alone / n if n else None,
+        "success_rate_blind_finished": (successes - successes_alone) / n if n else None,
+        "blind_trials": n - len(alone),
+        "success_rate": successes / n if n else None,
+        "student_alone_trials": len(alone),
+        "successes_student_alone": successes_alone,
+        "successes_with_blind": successes - successes_alone,
+        "failure_modes": {f: sum(t["outcome"] == f for t in rows) for f in FAILURES},
+        "mean_progress_m": float(np.mean([t["progress_m"] for t in rows])) if rows else None,
+        # The pace kept, over the trials that did not fall (a 0 m cell: on flat ground).
+        "mean_pace_mps": _mean([t.get("pace_mps") for t in rows if t["outcome"] != "falls"]),
+    }
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -189,7 +213,8 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def summarise_courses(trials: list[dict]) -> dict[str, Any] | None:
-    rows = [t for t in trials if t["obstacles"] > 1]
+    """The random courses (``--courses``), apart from the course cells."""
+    rows = [t for t in trials if t["obstacles"] > 1 and not t.get("course_heights_m")]
     if not rows:
         return None
     progress = np.array([t["progress_m"] for t in rows])

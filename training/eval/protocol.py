@@ -58,6 +58,9 @@ class Protocol:
     trials: int = 5
     horizon_slack_s: float = 4.0  # on top of the time the commanded speed needs
     stops_at_box_m: float = 0.6  # ending this close in front of the near face counts as stopping there
+    # A course cell per speed: these heights in this order (none: no course cell), near faces this far apart.
+    course_heights_m: tuple[float, ...] = ()
+    course_spacing_m: tuple[float, float] = (3.0, 5.0)
 
     def start_range(self, speed_mps: float) -> tuple[float, float]:
         if speed_mps in self.start_range_m:
@@ -115,14 +118,18 @@ class Instance:
 def sample_instance(
     p: Protocol, speed_mps: float, height_m: float, rng: np.random.Generator, obstacles: int = 1,
     heights: tuple[float, ...] | None = None, spacing_m: tuple[float, float] = (2.0, 4.0),
+    ordered: tuple[float, ...] = (),
 ) -> Instance:  # fmt: skip
-    """A box (or a course of them) ahead of the robot, as the protocol draws it."""
+    """A box (or a course of them) ahead of the robot, as the protocol draws it: ``height_m``; or each box's
+    height drawn from ``heights``; or the heights ``ordered``, one box each, in that order."""
+    if ordered:
+        obstacles = len(ordered)
     lo, hi = p.start_range(speed_mps)
     start = float(rng.uniform(lo, hi))
     boxes = []
     near = start
     for k in range(obstacles):
-        h = height_m if heights is None else float(rng.choice(heights))
+        h = float(ordered[k]) if ordered else height_m if heights is None else float(rng.choice(heights))
         yaw = float(np.deg2rad(rng.uniform(-p.yaw_max_deg, p.yaw_max_deg)))
         # The near face `near` m ahead along the robot's path; the box centre half a depth further.
         boxes.append(Box(near + p.box_depth_m / 2, 0.0, h, yaw, p.box_depth_m, p.box_width_m))

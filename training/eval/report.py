@@ -51,6 +51,10 @@ def seed_set_line(result: dict[str, Any]) -> str:
     return f"Seed root {root} (no seed set recorded)."
 
 
+def course_text(heights_m: list[float]) -> str:
+    return "course " + "-".join(f"{100 * h:.0f}" for h in heights_m) + " cm"
+
+
 def cell_text(cell: dict[str, Any]) -> str:
     """The headline (success driving alone), the successes BLIND finished and in how many trials BLIND
     drove, then the failures."""
@@ -84,6 +88,12 @@ def markdown_table(result: dict[str, Any]) -> str:
     ]
     for v in speeds:
         lines.append(f"| {v:g} m/s | " + " | ".join(cell_text(by_key[(v, h)]) for h in heights) + " |")
+    for c in result.get("course_cells") or []:
+        boxes = ", ".join(
+            f"{height_text(h)} {n}" for h, n in zip(c["course_heights_m"], c["cleared_per_box"], strict=True)
+        )
+        lines += ["", f"Course cell at {c['speed_mps']:g} m/s ({course_text(c['course_heights_m'])} in that order, "
+                  f"{c['trials']} trials): {cell_text(c)}; trials past each box: {boxes}"]  # fmt: skip
     course = result.get("course")
     if course:
         lines += [
@@ -117,7 +127,9 @@ def compare_markdown(compare: dict[str, Any]) -> str:
     for r in compare["rows"]:
         f = r["failure_modes"]
         lines.append("| " + " | ".join([
-            f"{r['speed_mps']:g} m/s", height_text(r["height_m"]), f"`{r['label']}`",
+            f"{r['speed_mps']:g} m/s",
+            course_text(r["course_heights_m"]) if "course_heights_m" in r else height_text(r["height_m"]),
+            f"`{r['label']}`",
             f"**{percent(r['success_rate_student_alone'])}**", f"+{percent(r['success_rate_blind_finished'])}",
             str(r["blind_trials"]), *(str(f[k]) for k in FAILURES), str(r["trials"]),
             pace_text(r.get("mean_pace_mps")),

@@ -11,7 +11,7 @@ import pytest
 
 from parkour_core.config import load_config
 from parkour_core.paths import config_dir
-from training.eval.evaluate import Job, grid_jobs, summarise_cells
+from training.eval.evaluate import Job, grid_jobs, summarise_cells, summarise_course_cells, summarise_courses
 from training.eval.protocol import (
     SEED_SETS,
     Box,
@@ -54,6 +54,42 @@ def test_a_course_spaces_its_boxes_and_draws_heights_from_the_protocol():
     gaps = np.diff(xs) - 0.8
     assert len(inst.boxes) == 5 and np.all(gaps >= 2.0) and np.all(gaps <= 4.0)
     assert {b.height_m for b in inst.boxes} <= set(P.heights_m)
+
+
+def test_a_course_cell_places_its_boxes_in_order_spaced_as_asked_and_yawed_as_any_box():
+    p = Protocol(course_heights_m=(0.2, 0.36, 0.58), course_spacing_m=(3.0, 5.0))
+    for seed in range(20):
+        inst = sample_instance(p, 1.0, 0.58, np.random.default_rng(seed), spacing_m=p.course_spacing_m,
+                               ordered=p.course_heights_m)  # fmt: skip
+        gaps = np.diff([b.x for b in inst.boxes]) - p.box_depth_m
+        assert [b.height_m for b in inst.boxes] == [0.2, 0.36, 0.58]
+        assert np.all(gaps >= 3.0) and np.all(gaps <= 5.0)
+        assert all(abs(np.rad2deg(b.yaw_rad)) <= 20.0 for b in inst.boxes)
+        assert 1.5 <= inst.start_m <= 3.0
+
+
+def test_course_cells_follow_the_grid_s_cells_and_leave_their_seeds_alone():
+    grid = Protocol(speeds_mps=(1.0, 2.0), heights_m=(0.36, 0.58), instances=2, trials=1)
+    p = Protocol(speeds_mps=(1.0, 2.0), heights_m=(0.36, 0.58), instances=2, trials=1, course_heights_m=(0.2, 0.58))
+    jobs = grid_jobs(p)
+    assert jobs[: len(grid_jobs(grid))] == grid_jobs(grid)  # the grid's trials, numbered and seeded as without it
+    course = jobs[len(grid_jobs(grid)) :]
+    assert [(j.cell, j.speed_mps, j.obstacles, j.heights) for j in course] == [
+        (4, 1.0, 2, (0.2, 0.58)), (4, 1.0, 2, (0.2, 0.58)), (5, 2.0, 2, (0.2, 0.58)), (5, 2.0, 2, (0.2, 0.58))
+    ]  # fmt: skip
+    assert grid_jobs(p, only_heights=(0.36,)) == grid_jobs(grid, only_heights=(0.36,))  # a part: no course cell
+    # summarised apart from the grid and from the random courses: past each box, success only past the last
+    ends = [("success", 2), ("falls", 1), ("stops_at_box", 0), ("falls", 1)]
+    trials = [{"speed_mps": j.speed_mps, "height_m": j.height_m, "obstacles": j.obstacles, "progress_m": 1.0,
+               "blind_s": 0.0, "course_heights_m": list(j.heights), "outcome": o, "boxes_cleared": b}
+              for j, (o, b) in zip(course, ends, strict=True)]  # fmt: skip
+    cells = summarise_course_cells(p, trials)
+    assert [(c["speed_mps"], c["trials"], c["success_rate_student_alone"], c["cleared_per_box"]) for c in cells] == [
+        (1.0, 2, 0.5, [2, 1]), (2.0, 2, 0.0, [1, 0])
+    ]  # fmt: skip
+    assert summarise_courses(trials) is None and summarise_cells(p, trials)[0]["trials"] == 0
+    table = markdown_table({"bundle": "b", "trials_per_cell": 2, "cells": [], "course_cells": cells})
+    assert "Course cell at 1 m/s (course 20-58 cm in that order, 2 trials): **50 %**" in table
 
 
 def test_verdicts():
@@ -127,13 +163,16 @@ def test_the_comparison_table_has_a_row_per_bundle_per_cell_headline_first():
     compare = {"bundles": [{"label": "a", "bundle_path": "models/a", "bundle_manifest_sha256": "ab" * 32}],
                "trials_per_cell": 4, "git_commit": "c0ffee", "command": "parkour eval --bundles a",
                "seed_set": "validation", "seed": 0,
-               "rows": [{**cell(0.5, 0.25, 1), "label": "a", "bundle": "a"}]}  # fmt: skip
+               "rows": [{**cell(0.5, 0.25, 1), "label": "a", "bundle": "a"},
+                        {**cell(0.25, 0.0, 0), "course_heights_m": [0.2, 0.58], "label": "a",
+                         "bundle": "a"}]}  # fmt: skip
     table = compare_markdown(compare)
     lines = table.splitlines()
     header = next(line for line in lines if line.startswith("| speed"))
     row = next(line for line in lines if line.startswith("| 1 m/s"))
     assert header.split("|")[4].strip() == "alone (headline)" and header.split("|")[5].strip() == "+ BLIND-finished"
     assert row == "| 1 m/s | 10 cm | `a` | **50 %** | +25 % | 1 | 1 | 0 | 0 | 4 | n/a |"  # no pace in this file
+    assert "| 1 m/s | course 20-58 cm | `a` | **25 %** |" in table
     assert "ab" * 32 in table and "parkour eval --bundles a" in table and "c0ffee" in table
 
 
@@ -263,6 +302,9 @@ def test_cli_writes_eval_json_table_and_heatmap_and_never_overwrites(tmp_path):
         (["--speeds", "9"], "must lie in 0.1..3.0"),
         (["--bundle", "no_such_bundle"], "no_such_bundle"),
         (["--instances", "0"], "at least 1"),
+        (["--course-heights", "0.58"], "two or more boxes"),
+        (["--course-heights", "0.2,2.0"], "each in (0, 1.5] m"),
+        (["--course-spacing", "5,3"], "lo,hi with 0.5 <= lo <= hi <= 20 m"),
     ],
 )
 def test_cli_refuses_bad_input_with_one_line(args, message, tmp_path):
