@@ -91,7 +91,9 @@ class Database:
 
 
 @dataclass(frozen=True)
-class _Frames:
+class ClipFrames:
+    """One clip's frames at ``FPS`` (a skill's with its boxes, in the clip's own frame)."""
+
     name: str
     root_pos: F
     root_quat: F
@@ -137,7 +139,7 @@ def skill_boxes(decl: SkillDecl) -> Boxes:
     return Boxes(np.array(centers), np.array(halves), np.array(yaws))
 
 
-def _skill_frames(decl: SkillDecl) -> _Frames:
+def skill_frames(decl: SkillDecl) -> ClipFrames:
     src = decl.source
     if src.kind == "mocap_retarget":
         assert src.fps is not None
@@ -147,19 +149,19 @@ def _skill_frames(decl: SkillDecl) -> _Frames:
         rp, rq, jp = _resample_g1(clip, FPS)
         a, b = round(src.start_s * FPS), round(src.end_s * FPS) + 1
         rp, rq, jp = rp[a:b], rq[a:b], jp[a:b]
-    return _Frames(decl.name, rp, rq, jp, src.ref, decl, skill_boxes(decl))
+    return ClipFrames(decl.name, rp, rq, jp, src.ref, decl, skill_boxes(decl))
 
 
 def build_database(skills: list[SkillDecl], weights: dict[str, float] | None = None) -> Database:
-    originals: list[_Frames] = []
+    originals: list[ClipFrames] = []
     for ref in sorted(data.LOCOMOTION_CLIPS):
         clip = data.load_amp_clip(ref)
         rp, rq, jp = _resample_g1(clip, FPS)
-        originals.append(_Frames(clip.name, rp, rq, jp, ref))
+        originals.append(ClipFrames(clip.name, rp, rq, jp, ref))
     for decl in sorted(skills, key=lambda s: s.name):
-        originals.append(_skill_frames(decl))
+        originals.append(skill_frames(decl))
     mirrors = [
-        _Frames(
+        ClipFrames(
             f.name + "_mirror",
             *mirror_frames(f.root_pos, f.root_quat, f.joint_pos),
             f.source,
