@@ -1,6 +1,7 @@
 """Each skill's clip as the database holds it, and its mirror, with its own boxes: how deep the robot's
 collision geoms go into the floor and the boxes, how far a foot slides while in contact, and how near the
-joints come to their limits. ``parkour mm check`` prints the table per skill and writes it as JSON.
+joints come to their limits; and, against a clip that floats clear of them, how often no sole is down.
+``parkour mm check`` prints the table per skill and writes it as JSON.
 
 Depth is MuJoCo's: the G1's collision primitives (the bodies' capsules and spheres, the feet's spheres)
 against the floor plane and each box, per frame, in kinematic playback (``mj_kinematics`` and
@@ -18,12 +19,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parkour_core.robots import G1
-from training.motion_matching.database import skill_frames
+from training.motion_matching.database import foot_ground_height, skill_frames
 from training.motion_matching.kinematics import FOOT_BODIES, forward_bodies, g1_spec, joint_limits
 from training.motion_matching.mirror import mirror_frames
 from training.motion_matching.quality import foot_skate
 from training.motion_matching.skills import SkillDecl
-from training.motion_matching.terrain import Boxes
+from training.motion_matching.terrain import Boxes, ground_height
 
 F = NDArray[np.float64]
 
@@ -39,6 +40,7 @@ class ClipQuality:
     penetration_max_m: float  # the deepest over the clip
     penetration_body: str  # whose geom went deepest ('' without any)
     penetrating_frames: float  # share of frames deeper than DEEP_M
+    floating_frames: float  # share of frames with both soles more than DEEP_M above the surface under them
     foot_skate_p95_m: float  # per frame pair in contact (1/50 s); 0 without contact pairs
     foot_skate_max_m: float
     joint_margin_min_rad: float  # the nearest any joint came to a limit (negative: beyond it)
@@ -49,13 +51,14 @@ class ClipQuality:
     def row(self) -> list[str]:
         return [f"`{self.skill}`" + (" (mirror)" if self.mirrored else ""), f"{self.seconds:.1f}",
                 f"{100 * self.penetration_max_m:.1f} ({self.penetration_body or '-'})",
-                f"{100 * self.penetrating_frames:.0f} %",
+                f"{100 * self.penetrating_frames:.0f} %", f"{100 * self.floating_frames:.0f} %",
                 f"{100 * self.foot_skate_p95_m:.2f} / {100 * self.foot_skate_max_m:.2f}",
                 f"{self.joint_margin_min_rad:+.3f} ({self.joint_margin_joint})",
                 f"{100 * self.beyond_limit_frames:.0f} % / {100 * self.near_limit_frames:.0f} %"]  # fmt: skip
 
 
 HEADER = ("clip", "s", "deepest penetration (cm, body)", f"frames > {100 * DEEP_M:.0f} cm",
+          f"frames with no sole within {100 * DEEP_M:.0f} cm of a surface",
           "foot skate p95 / max (cm per frame)", "nearest joint limit (rad)",
           f"frames beyond / within {NEAR_LIMIT_RAD} rad of a limit")  # fmt: skip
 
@@ -93,7 +96,9 @@ def clip_quality(skill: str, mirrored: bool, root_pos: F, root_quat: F, joints: 
                  fps: float) -> ClipQuality:  # fmt: skip
     depth, body = penetration(terrain_model(boxes), root_pos, root_quat, joints)
     deepest = int(np.argmax(depth))
-    skate = foot_skate(forward_bodies(root_pos, root_quat, joints, FOOT_BODIES), boxes)
+    feet = forward_bodies(root_pos, root_quat, joints, FOOT_BODIES)
+    skate = foot_skate(feet, boxes)
+    sole = feet[:, :, 2] - foot_ground_height() - ground_height(boxes, feet[:, :, :2].reshape(-1, 2)).reshape(-1, 2)
     lo, hi = joint_limits()
     margin = np.minimum(joints - lo, hi - joints)  # (T, 29)
     t, j = np.unravel_index(int(np.argmin(margin)), margin.shape)
@@ -101,6 +106,7 @@ def clip_quality(skill: str, mirrored: bool, root_pos: F, root_quat: F, joints: 
         skill=skill, mirrored=mirrored, seconds=len(joints) / fps,
         penetration_max_m=float(depth[deepest]), penetration_body=body[deepest],
         penetrating_frames=float(np.mean(depth > DEEP_M)),
+        floating_frames=float(np.mean(sole.min(axis=1) > DEEP_M)),
         foot_skate_p95_m=float(np.percentile(skate, 95)) if len(skate) else 0.0,
         foot_skate_max_m=float(skate.max()) if len(skate) else 0.0,
         joint_margin_min_rad=float(margin[t, j]), joint_margin_joint=G1.joint_names[j],

@@ -19,7 +19,7 @@ from training.motion_matching.kinematics import FOOT_BODIES, forward_bodies, g1_
 from training.motion_matching.mirror import mirror_frames
 from training.motion_matching.retarget import retarget
 from training.motion_matching.search import AabbIndex
-from training.motion_matching.skills import SkillDecl
+from training.motion_matching.skills import BoxDecl, SkillDecl
 from training.motion_matching.terrain import Boxes, box_from_vertices
 
 F = NDArray[np.float64]
@@ -110,26 +110,29 @@ def _resample_g1(clip: data.RawG1Clip, fps: float) -> tuple[F, F, F]:
 
 
 @cache
-def _retargeted(ref: str, fps_in: float, scale: float, start_s: float, end_s: float) -> tuple[F, F, F]:
+def _retargeted(
+    ref: str, fps_in: float, scale: float, start_s: float, end_s: float, boxes: tuple[BoxDecl, ...] = ()
+) -> tuple[F, F, F]:
     human = data.load_mocap(ref)
     a, b = round(start_s * fps_in), round(end_s * fps_in) + 1
     if b > len(human):
         raise data.DataError(f"{ref}: the skill asks for {end_s} s but the recording is {len(human) / fps_in:.2f} s")
-    res = retarget(human[a:b], fps_in, FPS, scale)
-    root_pos = res.root_pos.copy()
-    # Stand on the floor: the clips start on flat ground; shift so the lower foot's ankle sits at its
-    # flat-foot height there (human and G1 leg proportions differ by a few centimetres).
-    feet = forward_bodies(res.root_pos, res.root_quat, res.joint_pos, FOOT_BODIES)
-    first = feet[: round(0.5 * FPS), :, 2].min()
-    root_pos[:, 2] += foot_ground_height() - first
-    return root_pos, res.root_quat, res.joint_pos
+    # The feet stand on the floor and the boxes as the retargeter puts them (at their clearance over the
+    # surface under them): no shift afterwards, which would move the robot against the boxes.
+    res = retarget(human[a:b], fps_in, FPS, scale, boxes=boxes_of(boxes, scale))
+    return res.root_pos, res.root_quat, res.joint_pos
 
 
 def skill_boxes(decl: SkillDecl) -> Boxes:
+    return boxes_of(decl.boxes, decl.source.scale)
+
+
+def boxes_of(declared: tuple[BoxDecl, ...], scale: float) -> Boxes:
+    """The boxes a skill declares, a mesh's scaled by ``scale`` (the human's) and a given box as it is."""
     centers, halves, yaws = [], [], []
-    for b in decl.boxes:
+    for b in declared:
         if b.mesh is not None:
-            c, h, y = box_from_vertices(data.load_obj_vertices(b.mesh) * decl.source.scale)
+            c, h, y = box_from_vertices(data.load_obj_vertices(b.mesh) * scale)
         else:
             assert b.center is not None and b.half_size is not None
             c, h, y = np.array(b.center), np.array(b.half_size), float(np.deg2rad(b.yaw_deg))
@@ -143,7 +146,7 @@ def skill_frames(decl: SkillDecl) -> ClipFrames:
     src = decl.source
     if src.kind == "mocap_retarget":
         assert src.fps is not None
-        rp, rq, jp = _retargeted(src.ref, src.fps, src.scale, src.start_s, src.end_s)
+        rp, rq, jp = _retargeted(src.ref, src.fps, src.scale, src.start_s, src.end_s, decl.boxes)
     else:
         clip = data.load_amp_clip(src.ref)
         rp, rq, jp = _resample_g1(clip, FPS)

@@ -18,6 +18,11 @@ def test_standing_on_the_floor_goes_into_nothing_and_keeps_inside_the_limits():
     assert q.joint_margin_min_rad > 0.0 and q.foot_skate_max_m == pytest.approx(0.0)
 
 
+def test_a_robot_hovering_over_the_floor_has_no_sole_down():
+    lifted = clip_quality("hover", False, STAND + np.array([0.0, 0.0, 0.1]), UPRIGHT, POSE, SLAB, 50.0)
+    assert lifted.floating_frames == 1.0 and lifted.penetration_max_m == 0.0
+
+
 def test_a_robot_sunk_into_the_floor_or_into_a_box_is_measured_by_depth_and_body():
     sunk = clip_quality("sunk", False, STAND - [0.0, 0.0, 0.1], UPRIGHT, POSE, SLAB, 50.0)
     assert sunk.penetration_max_m > 0.05 and sunk.penetrating_frames == 1.0

@@ -16,8 +16,8 @@ from parkour_bringup.cli import main
 from training.motion_matching.synth import NPZ_KEYS, synthesize
 
 GOLDEN_SEED0_COUNT2 = {
-    "motion_00000.npz": "5c9b47bb88a9eb5bb4b74473910e88de357296bd98440c1623031a49bc1e2aef",
-    "motion_00001.npz": "c53cc4ed155892f674d25ac49028dd24dc3a44f8ba429f22c738387b7c749b17",
+    "motion_00000.npz": "af6bdd4f7298fe340f7bdd5b9288a957b296cbbd19203b8c01b46911ffc936da",
+    "motion_00001.npz": "2f32897c7c7b84ef41ce2e42073dbeadad7265c2083bce3eb01bc9bd1a552a20",
 }
 
 
