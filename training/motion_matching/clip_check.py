@@ -47,6 +47,8 @@ class ClipQuality:
     joint_margin_joint: str
     beyond_limit_frames: float  # share of frames with some joint beyond its limit
     near_limit_frames: float  # share of frames with some joint within NEAR_LIMIT_RAD of a limit
+    legs_near_limit_frames: float  # the same, of the legs' joints (hips, knees, ankles)
+    arms_near_limit_frames: float  # of the arms' (shoulders, elbows, wrists)
 
     def row(self) -> list[str]:
         return [f"`{self.skill}`" + (" (mirror)" if self.mirrored else ""), f"{self.seconds:.1f}",
@@ -54,13 +56,16 @@ class ClipQuality:
                 f"{100 * self.penetrating_frames:.0f} %", f"{100 * self.floating_frames:.0f} %",
                 f"{100 * self.foot_skate_p95_m:.2f} / {100 * self.foot_skate_max_m:.2f}",
                 f"{self.joint_margin_min_rad:+.3f} ({self.joint_margin_joint})",
-                f"{100 * self.beyond_limit_frames:.0f} % / {100 * self.near_limit_frames:.0f} %"]  # fmt: skip
+                f"{100 * self.beyond_limit_frames:.0f} % / {100 * self.near_limit_frames:.0f} %",
+                f"{100 * self.legs_near_limit_frames:.0f} % / {100 * self.arms_near_limit_frames:.0f} %"]  # fmt: skip
 
 
 HEADER = ("clip", "s", "deepest penetration (cm, body)", f"frames > {100 * DEEP_M:.0f} cm",
           f"frames with no sole within {100 * DEEP_M:.0f} cm of a surface",
           "foot skate p95 / max (cm per frame)", "nearest joint limit (rad)",
-          f"frames beyond / within {NEAR_LIMIT_RAD} rad of a limit")  # fmt: skip
+          f"frames beyond / within {NEAR_LIMIT_RAD} rad of a limit", "of those within: legs / arms")  # fmt: skip
+LEGS = np.array([any(p in n for p in ("hip", "knee", "ankle")) for n in G1.joint_names])
+ARMS = np.array([any(p in n for p in ("shoulder", "elbow", "wrist")) for n in G1.joint_names])
 
 
 def terrain_model(boxes: Boxes) -> mujoco.MjModel:
@@ -112,6 +117,8 @@ def clip_quality(skill: str, mirrored: bool, root_pos: F, root_quat: F, joints: 
         joint_margin_min_rad=float(margin[t, j]), joint_margin_joint=G1.joint_names[j],
         beyond_limit_frames=float(np.mean((margin < 0).any(axis=1))),
         near_limit_frames=float(np.mean((margin < NEAR_LIMIT_RAD).any(axis=1))),
+        legs_near_limit_frames=float(np.mean((margin[:, LEGS] < NEAR_LIMIT_RAD).any(axis=1))),
+        arms_near_limit_frames=float(np.mean((margin[:, ARMS] < NEAR_LIMIT_RAD).any(axis=1))),
     )  # fmt: skip
 
 

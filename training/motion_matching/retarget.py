@@ -99,6 +99,31 @@ def pelvis_frame(human: F) -> F:
     return quat.from_matrix(np.stack([x, y, z], axis=1))
 
 
+LEG_JOINTS = {1.0: (L_UPLEG, L_LEG, L_FOOT, L_TOE), -1.0: (R_UPLEG, R_LEG, R_FOOT, R_TOE)}
+
+
+def hip_width_m() -> float:
+    """The G1's distance between its hip joints (the hip-roll links' origins, zero pose)."""
+    m = g1_model()
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    return float(np.linalg.norm(d.xpos[m.body("left_hip_roll_link").id] - d.xpos[m.body("right_hip_roll_link").id]))
+
+
+def widen_stance(targets: F, hip_width: float) -> F:
+    """Each leg's joints moved sideways (along the human's hip line) by what the G1's hips are wider than the
+    scaled human's: the legs keep the human's lean, not a narrower stance the G1 would meet with its ankles
+    rolled to their limits."""
+    out = targets.copy()
+    across = targets[:, L_UPLEG] - targets[:, R_UPLEG]
+    half = np.linalg.norm(across, axis=-1, keepdims=True) / 2.0
+    across[:, 2] = 0.0
+    across /= np.maximum(np.linalg.norm(across, axis=-1, keepdims=True), 1e-9)
+    for side, joints in LEG_JOINTS.items():
+        out[:, list(joints)] += (side * (hip_width / 2.0 - half) * across)[:, None, :]
+    return out
+
+
 def surface_targets(targets: F, boxes: Boxes, fps: float) -> F:
     """The scaled human's joints (T, 53, 3) with each standing foot's ankle and toe put on the surface under
     it, the offset carried through the swings between, then each keypoint raised to its clearance over the
@@ -133,7 +158,7 @@ def retarget(
     lo, hi = joint_limits()
     targets_all = resample(human, fps_in, fps_out) * scale
     if boxes is not None:
-        targets_all = surface_targets(targets_all, boxes, fps_out)
+        targets_all = surface_targets(widen_stance(targets_all, hip_width_m()), boxes, fps_out)
     sole = boxes is not None
     keypoints = list(KEYPOINTS)
     if sole:  # each sole's two sides, targets set per frame below

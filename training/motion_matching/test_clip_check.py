@@ -40,6 +40,7 @@ def test_joints_past_their_limits_and_a_sliding_foot_are_counted():
     past[::2, knee] = -0.3  # the knee bent backwards in every other frame
     q = clip_quality("past", False, STAND, UPRIGHT, past, SLAB, 50.0)
     assert q.beyond_limit_frames == 0.5 and q.joint_margin_joint == "left_knee_joint" and q.joint_margin_min_rad < 0
+    assert q.legs_near_limit_frames >= 0.5 and q.arms_near_limit_frames < q.legs_near_limit_frames
     sliding = STAND + np.linspace(0.0, 0.2, T)[:, None] * [1.0, 0.0, 0.0]  # 2.2 cm a frame, feet down
     assert clip_quality("slide", False, sliding, UPRIGHT, POSE, SLAB, 50.0).foot_skate_max_m == pytest.approx(
         0.2 / (T - 1), abs=1e-6

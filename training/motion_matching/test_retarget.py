@@ -65,3 +65,4 @@ def test_retargeted_skill_clips_stand_on_their_boxes_not_in_them():
     for row in check_skill(load_registry()["step_up_box"]):
         assert row.penetrating_frames < 0.1 and row.penetration_max_m < 0.04, row
         assert row.floating_frames < 0.1, row  # on them: not hovering above
+        assert row.legs_near_limit_frames < 0.3, row  # the stance as wide as the G1's hips: ankles not rolled out

@@ -16,8 +16,8 @@ from parkour_bringup.cli import main
 from training.motion_matching.synth import NPZ_KEYS, synthesize
 
 GOLDEN_SEED0_COUNT2 = {
-    "motion_00000.npz": "af6bdd4f7298fe340f7bdd5b9288a957b296cbbd19203b8c01b46911ffc936da",
-    "motion_00001.npz": "2f32897c7c7b84ef41ce2e42073dbeadad7265c2083bce3eb01bc9bd1a552a20",
+    "motion_00000.npz": "2465fbb11f9ae98003df88b67be204ac342c1e1594d710fdc96dfcf5f354426c",
+    "motion_00001.npz": "aa42abfdae239287a50aa8e639a6c15ac59c5d1f6fee42fbdce1bb4ecbb2a108",
 }
 
 
