@@ -111,28 +111,41 @@ def _resample_g1(clip: data.RawG1Clip, fps: float) -> tuple[F, F, F]:
 
 @cache
 def _retargeted(
-    ref: str, fps_in: float, scale: float, start_s: float, end_s: float, boxes: tuple[BoxDecl, ...] = ()
-) -> tuple[F, F, F]:
-    human = data.load_mocap(ref)
+    ref: str, fps_in: float, scale: float, start_s: float, end_s: float, boxes: tuple[BoxDecl, ...] = (),
+    floor: BoxDecl | None = None,
+) -> tuple[F, F, F]:  # fmt: skip
+    human = data.load_mocap(ref) - [0.0, 0.0, floor_m(floor, scale) / scale]
     a, b = round(start_s * fps_in), round(end_s * fps_in) + 1
     if b > len(human):
         raise data.DataError(f"{ref}: the skill asks for {end_s} s but the recording is {len(human) / fps_in:.2f} s")
     # The feet stand on the floor and the boxes as the retargeter puts them (at their clearance over the
     # surface under them): no shift afterwards, which would move the robot against the boxes.
-    res = retarget(human[a:b], fps_in, FPS, scale, boxes=boxes_of(boxes, scale))
+    res = retarget(human[a:b], fps_in, FPS, scale, boxes=boxes_of(boxes, scale, floor))
     return res.root_pos, res.root_quat, res.joint_pos
 
 
 def skill_boxes(decl: SkillDecl) -> Boxes:
-    return boxes_of(decl.boxes, decl.source.scale)
+    return boxes_of(decl.boxes, decl.source.scale, decl.floor)
 
 
-def boxes_of(declared: tuple[BoxDecl, ...], scale: float) -> Boxes:
-    """The boxes a skill declares, a mesh's scaled by ``scale`` (the human's) and a given box as it is."""
+def floor_m(floor: BoxDecl | None, scale: float) -> float:
+    """The top of the box a recording starts on (scaled), which becomes the floor; 0 without one."""
+    if floor is None:
+        return 0.0
+    assert floor.mesh is not None
+    center, half, _ = box_from_vertices(data.load_obj_vertices(floor.mesh) * scale)
+    return float(center[2] + half[2])
+
+
+def boxes_of(declared: tuple[BoxDecl, ...], scale: float, floor: BoxDecl | None = None) -> Boxes:
+    """The boxes a skill declares, a mesh's scaled by ``scale`` (the human's) and a given box as it is; all
+    lowered by the ``floor`` box's top (a box the recording starts on)."""
+    lower = np.array([0.0, 0.0, floor_m(floor, scale)])
     centers, halves, yaws = [], [], []
     for b in declared:
         if b.mesh is not None:
             c, h, y = box_from_vertices(data.load_obj_vertices(b.mesh) * scale)
+            c = c - lower
         else:
             assert b.center is not None and b.half_size is not None
             c, h, y = np.array(b.center), np.array(b.half_size), float(np.deg2rad(b.yaw_deg))
@@ -146,7 +159,7 @@ def skill_frames(decl: SkillDecl) -> ClipFrames:
     src = decl.source
     if src.kind == "mocap_retarget":
         assert src.fps is not None
-        rp, rq, jp = _retargeted(src.ref, src.fps, src.scale, src.start_s, src.end_s, decl.boxes)
+        rp, rq, jp = _retargeted(src.ref, src.fps, src.scale, src.start_s, src.end_s, decl.boxes, decl.floor)
     else:
         clip = data.load_amp_clip(src.ref)
         rp, rq, jp = _resample_g1(clip, FPS)

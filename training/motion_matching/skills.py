@@ -67,6 +67,7 @@ class SkillDecl:
     height_range_m: tuple[float, float]
     provenance: dict[str, str] = field(default_factory=dict)
     path: str = ""
+    floor: BoxDecl | None = None  # a box the recording starts on: its top becomes the floor (z = 0)
 
     def entry_frames(self, fps: float) -> list[tuple[int, int]]:
         """Entry windows as inclusive frame ranges [s_k - H_k, s_k] of the clip at ``fps``."""
@@ -117,6 +118,8 @@ def parse_skill(raw: Any, where: str) -> SkillDecl:
             - {mesh: package:path.obj}
             - {center: [x, y, z], half_size: [hx, hy, hz], yaw_deg: 0}
           main: 1                         # index of the box whose height the skill is about
+          floor: {mesh: package:path.obj} # optional: the box the human starts on; everything is lowered by
+                                          # its top, so that top is the floor (and the box is left out)
         entry_windows: [[0.0, 1.5]]       # [s_k - H_k, s_k] pairs, in clip time
         end_s: 7.5                        # e_k
         height_range_m: [0.6, 0.8]        # main box heights this skill may be paired with
@@ -185,6 +188,15 @@ def parse_skill(raw: Any, where: str) -> SkillDecl:
                     yaw_deg=_num(where, f"{key}.yaw_deg", b.get("yaw_deg", 0.0)),
                 )
             )
+    floor = None
+    if "floor" in terrain:
+        f = terrain["floor"]
+        if not isinstance(f, dict) or set(f) != {"mesh"} or not isinstance(f["mesh"], str):
+            raise SkillError(f"{where}: terrain.floor takes only mesh: 'package:path.obj'")
+        floor = BoxDecl(mesh=f["mesh"])
+    unknown_terrain = set(terrain) - {"boxes", "main", "floor"}
+    if unknown_terrain:
+        raise SkillError(f"{where}: unknown terrain keys {sorted(unknown_terrain)} (allowed: boxes, main, floor)")
     main = terrain.get("main", 0)
     if not isinstance(main, int) or not 0 <= main < len(boxes):
         raise SkillError(f"{where}: terrain.main must index terrain.boxes (0..{len(boxes) - 1}), got {main!r}")
@@ -214,6 +226,7 @@ def parse_skill(raw: Any, where: str) -> SkillDecl:
         height_range_m=heights,
         provenance={str(k): str(v) for k, v in prov.items()},
         path=where,
+        floor=floor,
     )
 
 

@@ -26,6 +26,18 @@ def test_registry_loads_with_real_climbing_skills():
     assert climb.entry_frames(50.0) == [(0, 75)] and climb.end_frame(50.0) == 380
 
 
+def test_a_box_the_recording_starts_on_becomes_the_floor():
+    """climb_box_direct: the human stood on a 0.13 m box before the 0.70 m one: a 0.57 m climb from the floor."""
+    from training.motion_matching.database import skill_boxes, skill_frames
+
+    decl = load_registry()["climb_box_direct"]
+    assert decl.floor is not None and len(decl.boxes) == 1
+    boxes = skill_boxes(decl)
+    assert boxes.center[0, 2] + boxes.half[0, 2] == pytest.approx(0.57, abs=0.01)
+    frames = skill_frames(decl)  # standing on the floor at the start: the pelvis at its standing height
+    assert frames.root_pos[0, 2] == pytest.approx(0.76, abs=0.03)
+
+
 def test_a_new_skill_is_one_declaration():
     decl = parse_skill(GOOD, "vault_low.yaml")
     assert decl.name == "vault_low" and decl.boxes[0].half_size == (0.2, 0.6, 0.25)
@@ -49,6 +61,8 @@ def test_a_new_skill_is_one_declaration():
             "provenance must be a mapping with at least dataset and license",
         ),
         (lambda d: d["source"].update(kind="mocap_retarget"), "source.fps is required"),
+        (lambda d: d["terrain"].update(floor={"center": [0, 0, 0.1]}), "terrain.floor takes only mesh"),
+        (lambda d: d["terrain"].update(slope=0.1), "unknown terrain keys ['slope']"),
     ],
 )
 def test_malformed_declarations_name_the_problem(edit, message):

@@ -16,8 +16,8 @@ from parkour_bringup.cli import main
 from training.motion_matching.synth import NPZ_KEYS, synthesize
 
 GOLDEN_SEED0_COUNT2 = {
-    "motion_00000.npz": "2465fbb11f9ae98003df88b67be204ac342c1e1594d710fdc96dfcf5f354426c",
-    "motion_00001.npz": "aa42abfdae239287a50aa8e639a6c15ac59c5d1f6fee42fbdce1bb4ecbb2a108",
+    "motion_00000.npz": "007acad735bfba977c6aa214efbfb04fe9461e7767333cc79ab4dad99591c7d8",
+    "motion_00001.npz": "a24f1b0f00ee62b5beb9949678aad92a5b2f66918d3c3ef1c64ac83af38e4263",
 }
 
 
