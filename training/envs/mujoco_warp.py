@@ -40,6 +40,19 @@ CONTACTS_PER_ENV = 64  # contact and constraint capacity per world
 CONSTRAINTS_PER_ENV = 512
 
 
+def gyro_is_base_rate(model: mujoco.MjModel) -> bool:
+    """Whether the ``base_gyro`` sensor reads the free root body's angular velocity as MuJoCo holds it in
+    ``qvel[3:6]`` (the body frame): its site is on that body and not turned against it. Then the reading is
+    that state itself, without the sensor's float32 chain of rotations."""
+    sensor = model.sensor("base_gyro")
+    if int(sensor.objtype[0]) != mujoco.mjtObj.mjOBJ_SITE:
+        return False
+    site = int(sensor.objid[0])
+    body = int(model.site_bodyid[site])
+    free = model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE and int(model.jnt_bodyid[0]) == body
+    return bool(free and np.allclose(model.site_quat[site], [1.0, 0.0, 0.0, 0.0], atol=0.0))
+
+
 class WarpMujoco:
     """N robots as N worlds of MuJoCo-Warp; the subset of ``BatchedMujoco``'s interface a task's MDP uses
     (:class:`training.envs.physics.Physics`). ``device``: warp's device name (``cuda:0``, ``cpu``)."""
@@ -61,6 +74,7 @@ class WarpMujoco:
             setattr(self, name, getattr(host, name))
         self.target_bounds: tuple[F, F] | None = None
         model = host.base_model
+        self._gyro_is_base_rate = gyro_is_base_rate(model)
         model.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
         self.base_model = model
         self.device = device
@@ -316,6 +330,10 @@ class WarpMujoco:
 
     @property
     def gyro(self) -> F:
+        """The base gyro's reading: the free base's own angular velocity where the sensor's site turns with the
+        base (``gyro_is_base_rate``), which is exact in float32; else MuJoCo-Warp's sensor."""
+        if self._gyro_is_base_rate:
+            return self._state["qvel"][:, 3:6].copy()
         return self.read({"gyro": ("sensordata", slice(self.gyro_adr, self.gyro_adr + 3))})["gyro"]
 
     def bodies(self, body_ids: NDArray[np.int64]) -> tuple[F, F, F, F]:

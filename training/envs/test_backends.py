@@ -11,6 +11,7 @@ MuJoCo-Warp). Runs wherever ``mujoco_warp`` is installed (``make setup`` install
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -185,3 +186,27 @@ def foot_clearance(sim: Any, feet: list[int]) -> float:
     collides = (m.geom_contype != 0) | (m.geom_conaffinity != 0)
     soles = np.flatnonzero(np.isin(m.geom_bodyid, feet) & collides)
     return float(np.min(d.geom_xpos[soles, 2] - m.geom_size[soles, 0]))
+
+
+def test_the_gyro_is_the_base_rate_where_its_site_turns_with_the_base() -> None:
+    """MuJoCo-Warp reads the base gyro as the free base's qvel[3:6] only where that is what the sensor measures."""
+    import mujoco
+
+    from parkour_core.robots import G1, H1
+    from training.envs.mujoco_cpu import BatchedMujoco
+    from training.envs.mujoco_warp import gyro_is_base_rate
+
+    for robot in (G1, H1):
+        sim = BatchedMujoco(1, robot, nthread=1)
+        model = sim.base_model
+        assert gyro_is_base_rate(model)
+        site = int(model.sensor("base_gyro").objid[0])
+        sim.set_state(0, np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0]), robot.default_q,
+                      np.zeros(3), np.array([0.3, -0.2, 0.5]), np.zeros(robot.num_joints))  # fmt: skip
+        mujoco.mj_forward(model, sim.datas[0])
+        assert np.abs(sim.datas[0].qvel[3:6]).max() > 0.1
+        np.testing.assert_allclose(sim.gyro[0], sim.datas[0].qvel[3:6], atol=1e-12)  # what the sensor measures
+        turned = copy.copy(model)
+        turned.site_quat[site] = [np.cos(0.2), 0.0, 0.0, np.sin(0.2)]  # an IMU mounted yawed on the pelvis
+        assert not gyro_is_base_rate(turned)
+        sim.close()

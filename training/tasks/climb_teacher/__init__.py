@@ -12,6 +12,7 @@ register_task(
         presets=Path(__file__).parent / "presets",
         config="training.tasks.climb_teacher.config:ClimbTrainConfig",
         runner_task="training.tasks.climb_teacher.task:ClimbTask",
+        backends=("mujoco_cpu", "mujoco_warp"),
         panels=(
             ("episode return", (("episode_return", "finished episodes"),)),
             ("curriculum", (("mean_level", "mean level (0: 5 cm)"), ("course_success", "courses passed"))),
