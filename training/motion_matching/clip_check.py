@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from parkour_core.robots import G1
 from training.motion_matching.database import foot_ground_height, skill_frames
-from training.motion_matching.kinematics import FOOT_BODIES, forward_bodies, g1_spec, joint_limits
+from training.motion_matching.kinematics import FOOT_BODIES, add_box, forward_bodies, g1_spec, joint_limits
 from training.motion_matching.mirror import mirror_frames
 from training.motion_matching.quality import foot_skate
 from training.motion_matching.skills import SkillDecl
@@ -72,11 +72,7 @@ def terrain_model(boxes: Boxes) -> mujoco.MjModel:
     """The G1 with the floor and ``boxes`` as world geoms."""
     spec = g1_spec()
     for k in range(len(boxes)):
-        yaw = float(boxes.yaw[k])
-        spec.worldbody.add_geom(
-            name=f"box{k}", type=mujoco.mjtGeom.mjGEOM_BOX, size=boxes.half[k].tolist(), pos=boxes.center[k].tolist(),
-            quat=[np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)],
-        )  # fmt: skip
+        add_box(spec, f"box{k}", boxes.center[k], boxes.half[k], float(boxes.yaw[k]))
     return spec.compile()
 
 

@@ -27,6 +27,15 @@ def g1_spec() -> mujoco.MjSpec:
     return spec
 
 
+def add_box(spec: mujoco.MjSpec, name: str, center, half_size, yaw: float, rgba=None) -> None:
+    """A box turned ``yaw`` about z, as a world geom of ``spec``."""
+    extra = {} if rgba is None else {"rgba": rgba}
+    spec.worldbody.add_geom(
+        name=name, type=mujoco.mjtGeom.mjGEOM_BOX, pos=[float(x) for x in center], size=[float(x) for x in half_size],
+        quat=[float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))], **extra,
+    )  # fmt: skip
+
+
 @cache
 def g1_model() -> mujoco.MjModel:
     model = g1_spec().compile()

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 
 from parkour_sim.filmstrip import FRAME_H, FRAME_W, ffmpeg, fit_offscreen, frame_strip, save_png, write_mp4
-from training.motion_matching.kinematics import g1_spec
+from training.motion_matching.kinematics import add_box, g1_spec
 
 
 def _model(npz: dict[str, np.ndarray]) -> mujoco.MjModel:
@@ -24,14 +24,8 @@ def _model(npz: dict[str, np.ndarray]) -> mujoco.MjModel:
             strict=True,
         )
     ):
-        spec.worldbody.add_geom(
-            name=f"terrain_box{i}",
-            type=mujoco.mjtGeom.mjGEOM_BOX,
-            pos=[float(x) for x in c],
-            size=[float(x) for x in h],
-            quat=[float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))],
-            rgba=[0.8, 0.55, 0.3, 1.0] if role == 0 else [0.5, 0.5, 0.55, 1.0],
-        )
+        add_box(spec, f"terrain_box{i}", c, h, float(yaw),
+                rgba=[0.8, 0.55, 0.3, 1.0] if role == 0 else [0.5, 0.5, 0.55, 1.0])  # fmt: skip
     model = spec.compile()
     fit_offscreen(model, FRAME_W, FRAME_H)
     return model

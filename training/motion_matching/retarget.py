@@ -12,6 +12,7 @@ targets are first put on them (:func:`surface_targets`): the G1's soles and hand
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import mujoco
 import numpy as np
@@ -102,6 +103,7 @@ def pelvis_frame(human: F) -> F:
 LEG_JOINTS = {1.0: (L_UPLEG, L_LEG, L_FOOT, L_TOE), -1.0: (R_UPLEG, R_LEG, R_FOOT, R_TOE)}
 
 
+@cache
 def hip_width_m() -> float:
     """The G1's distance between its hip joints (the hip-roll links' origins, zero pose)."""
     m = g1_model()
